@@ -1,0 +1,24 @@
+package org.flowfs.common.config;
+
+import java.time.Duration;
+
+/**
+ * The client (library and mount).
+ *
+ * @param attrTimeout how long cached attributes are trusted (client cache and kernel)
+ * @param entryTimeout how long cached names are trusted (client cache and kernel)
+ * @param cacheEntries most names and attributes the client caches
+ * @param writeBehind dirty bytes buffered per open file before they are sent
+ * @param readAhead bytes read ahead of a sequential reader
+ */
+public record ClientConfig(
+    Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead) {
+  static ClientConfig from(ConfigSource s) {
+    return new ClientConfig(
+        s.duration("client.attr-timeout", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1)),
+        s.duration("client.entry-timeout", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1)),
+        s.integer("client.cache-entries", 200_000, 0, 100_000_000),
+        s.size("client.write-behind", 8L << 20, 0, 1L << 30),
+        s.size("client.read-ahead", 4L << 20, 0, 1L << 30));
+  }
+}

@@ -1,0 +1,125 @@
+package org.flowfs.common.config;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The whole configuration of a FlowFS file system, one file shared by every process of it (the
+ * metadata server, each I/O server, each mount). Loaded and validated at start: a bad file stops
+ * the process with messages that name each bad key.
+ *
+ * <p>File syntax: {@code key = value} lines, {@code #} comments.
+ */
+public record FlowFsConfig(
+    FsConfig fs,
+    MetaConfig meta,
+    List<IoServerConfig> ioServers,
+    IoConfig io,
+    LayoutConfig layout,
+    RpcConfig rpc,
+    ClientConfig client,
+    Map<String, String> effective) {
+
+  public FlowFsConfig {
+    ioServers = List.copyOf(ioServers);
+    effective = Map.copyOf(effective);
+  }
+
+  public static FlowFsConfig load(Path file) {
+    String text;
+    try {
+      text = Files.readString(file, StandardCharsets.UTF_8);
+    } catch (NoSuchFileException e) {
+      throw new ConfigException("config file " + file + " does not exist");
+    } catch (IOException e) {
+      throw new ConfigException("config file " + file + " cannot be read: " + e.getMessage());
+    }
+    return parse(file.toString(), text);
+  }
+
+  public static FlowFsConfig parse(String origin, String text) {
+    return from(new ConfigSource(origin, lines(origin, text)));
+  }
+
+  public static FlowFsConfig of(Map<String, String> pairs) {
+    return from(new ConfigSource("config", pairs));
+  }
+
+  public static FlowFsConfig from(ConfigSource src) {
+    FsConfig fs = FsConfig.from(src);
+    MetaConfig meta = MetaConfig.from(src);
+    List<IoServerConfig> io = new ArrayList<>();
+    List<Integer> ids = src.indices("io");
+    for (int i = 0; i < ids.size(); i++) {
+      if (ids.get(i) != i) {
+        src.problem("key 'io." + i + ".address' is missing: I/O server ids must be 0.." + (ids.size() - 1) + " without gaps");
+        break;
+      }
+      io.add(IoServerConfig.from(src, i));
+    }
+    if (ids.isEmpty()) {
+      src.problem("key 'io.0.address' is required: a file system needs at least one I/O server");
+    }
+    IoConfig ioc = IoConfig.from(src);
+    LayoutConfig layout = LayoutConfig.from(src);
+    if (layout.servers() > io.size() && !io.isEmpty()) {
+      src.problem("key 'layout.servers': " + layout.servers() + " is more than the " + io.size() + " I/O servers configured");
+    }
+    RpcConfig rpc = RpcConfig.from(src);
+    ClientConfig client = ClientConfig.from(src);
+    src.finish();
+    return new FlowFsConfig(fs, meta, io, ioc, layout, rpc, client, src.effective());
+  }
+
+  static Map<String, String> lines(String origin, String text) {
+    Map<String, String> pairs = new LinkedHashMap<>();
+    List<String> problems = new ArrayList<>();
+    String[] lines = text.split("\n", -1);
+    for (int i = 0; i < lines.length; i++) {
+      String line = lines[i].strip();
+      if (line.isEmpty() || line.startsWith("#")) {
+        continue;
+      }
+      int eq = line.indexOf('=');
+      if (eq <= 0) {
+        problems.add(origin + ":" + (i + 1) + ": expected 'key = value', found '" + line + "'");
+        continue;
+      }
+      String key = line.substring(0, eq).strip();
+      String value = line.substring(eq + 1).strip();
+      if (pairs.put(key, value) != null) {
+        problems.add(origin + ":" + (i + 1) + ": key '" + key + "' is set twice");
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new ConfigException(problems);
+    }
+    return pairs;
+  }
+
+  /** The I/O server with this id, or a config error naming the key. */
+  public IoServerConfig ioServer(int id) {
+    if (id < 0 || id >= ioServers.size()) {
+      throw new ConfigException("I/O server " + id + " is not configured (key 'io." + id + ".address'); configured: 0.." + (ioServers.size() - 1));
+    }
+    return ioServers.get(id);
+  }
+
+  /** The config file text for these effective values (used to write a default config). */
+  public String render() {
+    StringBuilder sb = new StringBuilder("# FlowFS configuration\n");
+    effective.forEach((k, v) -> {
+      if (!k.equals("fs.secret")) {
+        sb.append(k).append(" = ").append(v).append('\n');
+      }
+    });
+    return sb.toString();
+  }
+}

@@ -1,0 +1,19 @@
+package org.flowfs.common.config;
+
+import java.util.Set;
+
+/**
+ * How new files are laid out, unless their directory says otherwise.
+ *
+ * @param distribution the distribution name
+ * @param stripSize strip size of {@code simple_stripe}
+ * @param servers datafiles per file; 0 means one on every I/O server
+ */
+public record LayoutConfig(String distribution, long stripSize, int servers) {
+  static LayoutConfig from(ConfigSource s) {
+    return new LayoutConfig(
+        s.choice("layout.distribution", "simple_stripe", Set.of("simple_stripe", "basic", "varstrip")),
+        s.size("layout.strip-size", 64 * 1024, 4096, 1L << 30),
+        s.integer("layout.servers", 0, 0, 1024));
+  }
+}

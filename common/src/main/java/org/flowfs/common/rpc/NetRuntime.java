@@ -1,0 +1,54 @@
+package org.flowfs.common.rpc;
+
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The event loops of one process, shared by its servers and clients: native epoll where it is
+ * available, NIO otherwise. Closing it stops every loop (bounded wait).
+ */
+public final class NetRuntime implements AutoCloseable {
+  private final EventLoopGroup group;
+  private final boolean epoll;
+
+  private NetRuntime(EventLoopGroup group, boolean epoll) {
+    this.group = group;
+    this.epoll = epoll;
+  }
+
+  /** A runtime with {@code threads} event loops named {@code name-N}. */
+  public static NetRuntime create(String name, int threads) {
+    DefaultThreadFactory tf = new DefaultThreadFactory(name, true);
+    if (Epoll.isAvailable()) {
+      return new NetRuntime(new EpollEventLoopGroup(threads, tf), true);
+    }
+    return new NetRuntime(new NioEventLoopGroup(threads, tf), false);
+  }
+
+  public EventLoopGroup group() {
+    return group;
+  }
+
+  public Class<? extends Channel> channelType() {
+    return epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+  }
+
+  public Class<? extends ServerChannel> serverChannelType() {
+    return epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+  }
+
+  @Override
+  public void close() {
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+  }
+}

@@ -1,0 +1,27 @@
+package org.flowfs.common.rpc;
+
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import org.flowfs.common.wire.Message;
+import org.flowfs.common.wire.Req;
+
+/**
+ * One server operation: the request type it serves, whether it modifies state, where it runs and
+ * what handles it (OrangeFS's {@code PINT_server_req_table} row).
+ *
+ * @param executor where the handler runs; null runs it on the event loop, for handlers that
+ *     never block
+ */
+public record OpSpec<Q extends Req<R>, R extends Message>(
+    Class<Q> type, Access access, Executor executor, Handler<Q, R> handler) {
+
+  /** Serves one request; may complete later. Failures become an errno answer. */
+  @FunctionalInterface
+  public interface Handler<Q, R> {
+    CompletionStage<R> handle(Q request, CallContext ctx) throws Exception;
+  }
+
+  public String name() {
+    return type.getSimpleName();
+  }
+}

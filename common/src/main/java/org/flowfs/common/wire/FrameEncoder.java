@@ -1,0 +1,56 @@
+package org.flowfs.common.wire;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandler.Sharable;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
+import io.netty.util.ReferenceCountUtil;
+
+/**
+ * Writes {@link Envelope}s as frames. A payload is not copied: the frame's fields go out in one
+ * buffer and the payload buffer follows it as a second write. Consumes the payload reference.
+ */
+@Sharable
+public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
+  private final MessageRegistry registry;
+
+  public FrameEncoder(MessageRegistry registry) {
+    this.registry = registry;
+  }
+
+  @Override
+  public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+    if (!(msg instanceof Envelope env)) {
+      ctx.write(msg, promise);
+      return;
+    }
+    ByteBuf header = null;
+    ByteBuf payload = null;
+    try {
+      int type = registry.idOf(env.message().getClass());
+      RecordCodec<?> codec = registry.codec(type);
+      payload = codec.payload(env.message());
+      header = ctx.alloc().ioBuffer(64);
+      header.writeInt(0);
+      header.writeByte(Frames.VERSION);
+      header.writeByte(env.kind().ordinal());
+      header.writeShort(type);
+      header.writeLong(env.id());
+      codec.encodeFields(env.message(), header);
+      int payloadLength = payload == null ? 0 : payload.readableBytes();
+      header.setInt(0, header.readableBytes() - Frames.LENGTH_FIELD + payloadLength);
+    } catch (RuntimeException e) {
+      ReferenceCountUtil.release(header);
+      ReferenceCountUtil.release(payload);
+      promise.setFailure(e);
+      return;
+    }
+    if (payload == null) {
+      ctx.write(header, promise);
+    } else {
+      ctx.write(header, ctx.voidPromise());
+      ctx.write(payload, promise);
+    }
+  }
+}

@@ -1,0 +1,104 @@
+package org.flowfs.common.wire;
+
+import io.netty.buffer.ByteBuf;
+import java.util.List;
+import org.flowfs.common.Handle;
+
+/** The I/O servers' operations on datafiles ("bstreams"). Ids 200..299. */
+public sealed interface IoOp extends Message {
+  int MAX_BATCH = 65536;
+
+  /** Reserves {@code count} new datafile handles (the metadata server's precreate pool). */
+  @Wire(200)
+  record PrecreateReq(int count) implements IoOp, Req<HandlesResp> {
+    public PrecreateReq {
+      if (count <= 0 || count > MAX_BATCH) {
+        throw new IllegalArgumentException("count " + count);
+      }
+    }
+  }
+
+  @Wire(201)
+  record HandlesResp(List<Handle> handles) implements IoOp {}
+
+  /** Writes the payload at {@code offset} of a datafile. */
+  @Wire(202)
+  record WriteReq(Handle handle, long offset, ByteBuf payload) implements IoOp, HasPayload, Req<WriteResp> {
+    public WriteReq {
+      if (offset < 0 || offset > Long.MAX_VALUE - payload.readableBytes()) {
+        throw new IllegalArgumentException("offset " + offset);
+      }
+    }
+  }
+
+  /** Bytes written and the datafile's size afterwards. */
+  @Wire(203)
+  record WriteResp(long written, long size) implements IoOp {}
+
+  /** Reads up to {@code length} bytes at {@code offset}; fewer at the end of the datafile. */
+  @Wire(204)
+  record ReadReq(Handle handle, long offset, int length) implements IoOp, Req<ReadResp> {
+    public ReadReq {
+      if (offset < 0 || length < 0) {
+        throw new IllegalArgumentException("offset or length");
+      }
+    }
+  }
+
+  @Wire(205)
+  record ReadResp(ByteBuf payload) implements IoOp, HasPayload {}
+
+  /** Sets a datafile's size. */
+  @Wire(206)
+  record TruncateReq(Handle handle, long size) implements IoOp, Req<CommonOp.OkResp> {
+    public TruncateReq {
+      if (size < 0) {
+        throw new IllegalArgumentException("size");
+      }
+    }
+  }
+
+  /** The sizes of several datafiles of this server, in order; a never-written one is 0. */
+  @Wire(207)
+  record SizesReq(List<Handle> handles) implements IoOp, Req<SizesResp> {
+    public SizesReq {
+      if (handles.size() > MAX_BATCH) {
+        throw new IllegalArgumentException("too many handles");
+      }
+    }
+  }
+
+  @Wire(208)
+  record SizesResp(long[] sizes) implements IoOp {}
+
+  /** Removes datafiles; missing ones are fine. */
+  @Wire(209)
+  record DataRemoveReq(List<Handle> handles) implements IoOp, Req<CommonOp.OkResp> {
+    public DataRemoveReq {
+      if (handles.size() > MAX_BATCH) {
+        throw new IllegalArgumentException("too many handles");
+      }
+    }
+  }
+
+  /** Makes a datafile's data durable ({@code fsync}). */
+  @Wire(210)
+  record SyncReq(Handle handle, boolean dataOnly) implements IoOp, Req<CommonOp.OkResp> {}
+
+  @Wire(211)
+  record IoStatfsReq() implements IoOp, Req<IoStatfsResp> {}
+
+  /** Capacity of the server's storage directory, in bytes, and its datafile count. */
+  @Wire(212)
+  record IoStatfsResp(long total, long free, long available, long datafiles) implements IoOp {}
+
+  /** Datafile handles stored on this server, in order, after {@code cursor} (for fsck). */
+  @Wire(213)
+  record ListReq(long cursor, int max) implements IoOp, Req<HandlesResp> {
+    public ListReq {
+      if (max <= 0 || max > MAX_BATCH) {
+        throw new IllegalArgumentException("max");
+      }
+    }
+  }
+}

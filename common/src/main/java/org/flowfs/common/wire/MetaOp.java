@@ -1,0 +1,188 @@
+package org.flowfs.common.wire;
+
+import java.util.List;
+import org.flowfs.common.Attr;
+import org.flowfs.common.DistSpec;
+import org.flowfs.common.FileType;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Names;
+
+/**
+ * The metadata server's operations (PVFS2's {@code PVFS_sys_*} over the wire). Objects are named
+ * by handle; a path is resolved one lookup at a time. Ids 100..199.
+ */
+public sealed interface MetaOp extends Message {
+  int MAX_READDIR = 4096;
+
+  /** The object named {@code name} in directory {@code parent}. */
+  @Wire(100)
+  record LookupReq(Handle parent, String name) implements MetaOp, Req<EntryResp> {
+    public LookupReq {
+      Names.check(name);
+    }
+  }
+
+  /** An object's attributes (after a create, lookup or link, those of the object named). */
+  @Wire(101)
+  record EntryResp(Attr attr) implements MetaOp {}
+
+  @Wire(102)
+  record GetattrReq(Handle handle) implements MetaOp, Req<EntryResp> {}
+
+  /**
+   * Changes the attributes selected by {@code mask} ({@link SetattrReq} constants).
+   * {@link #SIZE} records a new size (the client has truncated the datafiles); {@link #SIZE_GROW}
+   * records {@code size} only if it is larger (a writer's flush); times {@code *_NOW} use the
+   * server's clock.
+   */
+  @Wire(103)
+  record SetattrReq(Handle handle, int mask, int mode, int uid, int gid, long size, long atimeNs, long mtimeNs)
+      implements MetaOp, Req<EntryResp> {
+    public static final int MODE = 1;
+    public static final int UID = 2;
+    public static final int GID = 4;
+    public static final int SIZE = 8;
+    public static final int SIZE_GROW = 16;
+    public static final int ATIME = 32;
+    public static final int MTIME = 64;
+    public static final int ATIME_NOW = 128;
+    public static final int MTIME_NOW = 256;
+    /** Clear set-user-id and set-group-id bits, as a write by a non-owner does. */
+    public static final int KILL_SUID = 512;
+
+    public SetattrReq {
+      if (size < 0) {
+        throw new IllegalArgumentException("negative size");
+      }
+      if ((mode & ~07777) != 0) {
+        throw new IllegalArgumentException("mode bits outside 07777");
+      }
+    }
+  }
+
+  /**
+   * Creates {@code name} in {@code parent}: a regular file (with its datafiles), a directory, a
+   * FIFO, socket or device node. {@code dist} and {@code servers} override the directory's and
+   * the file system's defaults when non-null/non-zero.
+   */
+  @Wire(104)
+  record CreateReq(Handle parent, String name, FileType type, int mode, int uid, int gid, int rdev,
+      DistSpec dist, int servers) implements MetaOp, Req<EntryResp> {
+    public CreateReq {
+      Names.checkNew(name);
+      if (type == null || type == FileType.SYMLINK) {
+        throw new IllegalArgumentException("type");
+      }
+      if ((mode & ~07777) != 0 || servers < 0) {
+        throw new IllegalArgumentException("mode or servers");
+      }
+    }
+  }
+
+  @Wire(105)
+  record SymlinkReq(Handle parent, String name, String target, int uid, int gid) implements MetaOp, Req<EntryResp> {
+    public SymlinkReq {
+      Names.checkNew(name);
+      Names.checkTarget(target);
+    }
+  }
+
+  @Wire(106)
+  record ReadlinkReq(Handle handle) implements MetaOp, Req<ReadlinkResp> {}
+
+  @Wire(107)
+  record ReadlinkResp(String target) implements MetaOp {}
+
+  /** A new name {@code name} in {@code parent} for the existing non-directory {@code target}. */
+  @Wire(108)
+  record LinkReq(Handle target, Handle parent, String name) implements MetaOp, Req<EntryResp> {
+    public LinkReq {
+      Names.checkNew(name);
+    }
+  }
+
+  /**
+   * Removes a name. {@code directory} says whether the caller expects a directory (rmdir) or not
+   * (unlink). When the last name of a file goes, the server removes its datafiles.
+   */
+  @Wire(109)
+  record RemoveReq(Handle parent, String name, boolean directory) implements MetaOp, Req<RemoveResp> {
+    public RemoveReq {
+      Names.checkNew(name);
+    }
+  }
+
+  /** The removed object and whether that was its last name. */
+  @Wire(110)
+  record RemoveResp(Handle handle, boolean gone) implements MetaOp {}
+
+  /** Renames atomically, replacing an existing target as POSIX rename does. */
+  @Wire(111)
+  record RenameReq(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags)
+      implements MetaOp, Req<RenameResp> {
+    /** Fail with EEXIST rather than replace. */
+    public static final int NOREPLACE = 1;
+
+    public RenameReq {
+      Names.checkNew(srcName);
+      Names.checkNew(dstName);
+    }
+  }
+
+  /** The handle that was renamed and the handle that was replaced and lost its last name, if any. */
+  @Wire(112)
+  record RenameResp(Handle moved, Handle replaced) implements MetaOp {}
+
+  /**
+   * Up to {@code max} entries of a directory in name order, starting after {@code cursor} (null:
+   * from the start). With {@code plus}, each entry carries its attributes.
+   */
+  @Wire(113)
+  record ReaddirReq(Handle dir, String cursor, int max, boolean plus) implements MetaOp, Req<ReaddirResp> {
+    public ReaddirReq {
+      if (max <= 0 || max > MAX_READDIR) {
+        throw new IllegalArgumentException("max " + max);
+      }
+    }
+  }
+
+  @Wire(114)
+  record ReaddirResp(List<Dirent> entries, boolean eof) implements MetaOp {}
+
+  /** One directory entry; {@code attr} only with {@code plus}. */
+  record Dirent(String name, Handle handle, FileType type, Attr attr) {}
+
+  /** File and directory counts, for statfs. */
+  @Wire(115)
+  record MetaStatfsReq() implements MetaOp, Req<MetaStatfsResp> {}
+
+  @Wire(116)
+  record MetaStatfsResp(long objects, long directories, long ioServers) implements MetaOp {}
+
+  @Wire(117)
+  record SetxattrReq(Handle handle, String name, byte[] value, int flags) implements MetaOp, Req<CommonOp.OkResp> {
+    public static final int CREATE = 1;
+    public static final int REPLACE = 2;
+
+    public SetxattrReq {
+      if (name == null || name.isEmpty() || name.length() > 255 || value == null || value.length > 65536) {
+        throw new IllegalArgumentException("xattr name or value size");
+      }
+    }
+  }
+
+  @Wire(118)
+  record GetxattrReq(Handle handle, String name) implements MetaOp, Req<XattrResp> {}
+
+  @Wire(119)
+  record XattrResp(byte[] value) implements MetaOp {}
+
+  @Wire(120)
+  record ListxattrReq(Handle handle) implements MetaOp, Req<XattrNamesResp> {}
+
+  @Wire(121)
+  record XattrNamesResp(List<String> names) implements MetaOp {}
+
+  @Wire(122)
+  record RemovexattrReq(Handle handle, String name) implements MetaOp, Req<CommonOp.OkResp> {}
+}

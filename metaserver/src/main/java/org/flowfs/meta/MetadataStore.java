@@ -1,0 +1,153 @@
+package org.flowfs.meta;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.flowfs.common.Attr;
+import org.flowfs.common.FileType;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
+import org.flowfs.common.wire.MetaOp.Dirent;
+
+/**
+ * The persistent namespace: objects (directories, metafiles, symlinks, special files) with their
+ * attributes and layouts, directory entries, extended attributes (OrangeFS's Trove keyval and
+ * dspace). Its only implementations are the MapDB store and an in-memory one for tests.
+ *
+ * <p><b>Atomicity and durability.</b> Every mutation is atomic: after a crash the store holds the
+ * state after some prefix of the acknowledged mutations, never part of one. A mutation's future
+ * completes only after the commit that holds it is on disk. A mutation that fails (the future
+ * completes exceptionally with an {@link org.flowfs.common.FsException}) changes nothing.
+ *
+ * <p><b>Threads.</b> All methods are thread safe. Reads block only briefly and see every
+ * mutation whose future has completed; they never see part of a mutation. Mutations never block
+ * the caller: they are queued and applied in order by one writer that commits in groups.
+ *
+ * <p><b>Time.</b> Mutations take the time to stamp ({@code nowNs}, nanoseconds since the epoch)
+ * from the caller, so tests control it.
+ */
+public interface MetadataStore extends AutoCloseable {
+
+  // ---- reads ----------------------------------------------------------------------------------
+
+  /** @throws org.flowfs.common.FsException ENOENT */
+  Attr getattr(Handle handle);
+
+  /** @throws org.flowfs.common.FsException ENOENT, ENOTDIR when {@code parent} is no directory */
+  Attr lookup(Handle parent, String name);
+
+  /** @throws org.flowfs.common.FsException ENOENT, EINVAL when not a symlink */
+  String readlink(Handle handle);
+
+  /**
+   * Up to {@code max} entries of {@code dir} whose names sort after {@code cursor} (null: from
+   * the first), in byte order of their UTF-8 names; {@code eof} when no entry follows. Without
+   * {@code plus} the entries' {@code attr} is null. No "." or "..".
+   *
+   * @throws org.flowfs.common.FsException ENOENT, ENOTDIR
+   */
+  DirPage readdir(Handle dir, String cursor, int max, boolean plus);
+
+  /** @throws org.flowfs.common.FsException ENOENT, ENODATA */
+  byte[] getxattr(Handle handle, String name);
+
+  /** Names in byte order. @throws org.flowfs.common.FsException ENOENT */
+  List<String> listxattr(Handle handle);
+
+  /** How many objects, and how many of them directories, the namespace holds. */
+  Counts counts();
+
+  /** Visits every object (for fsck); not a snapshot: concurrent mutations may or may not show. */
+  void forEachObject(Consumer<Attr> visitor);
+
+  // ---- mutations ------------------------------------------------------------------------------
+
+  /**
+   * Creates {@code name} in {@code parent}. The new object gets a fresh metadata handle, nlink 1
+   * (2 for a directory, whose parent's nlink grows by one), all three times {@code nowNs}; the
+   * parent's mtime and ctime become {@code nowNs}. Owner is {@code obj.uid()}; the group is
+   * {@code obj.gid()} unless the parent has the set-group-id bit: then the parent's group, and a
+   * new directory inherits the set-group-id bit.
+   *
+   * @throws org.flowfs.common.FsException EEXIST, ENOENT (parent), ENOTDIR (parent)
+   */
+  CompletableFuture<Attr> create(Handle parent, String name, NewObject obj, long nowNs);
+
+  /**
+   * A new name for an existing non-directory: nlink grows by one, its ctime and the parent's
+   * mtime/ctime become {@code nowNs}.
+   *
+   * @throws org.flowfs.common.FsException EEXIST, ENOENT, ENOTDIR, EPERM (target is a directory)
+   */
+  CompletableFuture<Attr> link(Handle target, Handle parent, String name, long nowNs);
+
+  /**
+   * Removes a name: {@code directory} true is rmdir, false is unlink. The object loses a link;
+   * when it has none left it is deleted ({@link Removed#gone()}), and the caller removes its
+   * datafiles.
+   *
+   * @throws org.flowfs.common.FsException ENOENT, ENOTDIR (rmdir of a non-directory), EISDIR
+   *     (unlink of a directory), ENOTEMPTY
+   */
+  CompletableFuture<Removed> remove(Handle parent, String name, boolean directory, long nowNs);
+
+  /**
+   * POSIX rename, atomic: renaming onto another name of the same object does nothing; an
+   * existing target is replaced (a directory only by a directory and only when empty). With
+   * {@link org.flowfs.common.wire.MetaOp.RenameReq#NOREPLACE} an existing target is EEXIST.
+   *
+   * @throws org.flowfs.common.FsException ENOENT, ENOTDIR, EISDIR, ENOTEMPTY, EEXIST, EINVAL (a
+   *     directory into its own subtree)
+   */
+  CompletableFuture<Renamed> rename(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long nowNs);
+
+  /**
+   * Changes attributes as {@code change.mask()} selects (the {@code SetattrReq} bits), with the
+   * time rules listed at {@link SetAttr}.
+   *
+   * @throws org.flowfs.common.FsException ENOENT, EISDIR (size of a directory), EINVAL
+   */
+  CompletableFuture<Attr> setattr(Handle handle, SetAttr change, long nowNs);
+
+  /** @throws org.flowfs.common.FsException ENOENT, EEXIST (CREATE), ENODATA (REPLACE) */
+  CompletableFuture<Void> setxattr(Handle handle, String name, byte[] value, int flags, long nowNs);
+
+  /** @throws org.flowfs.common.FsException ENOENT, ENODATA */
+  CompletableFuture<Void> removexattr(Handle handle, String name, long nowNs);
+
+  /** Commits what is pending and closes; idempotent. Pending mutations fail or complete first. */
+  @Override
+  void close();
+
+  // ---- values ---------------------------------------------------------------------------------
+
+  /**
+   * What to create. {@code layout} for a regular file only (its datafiles are already reserved);
+   * {@code target} for a symlink only.
+   */
+  record NewObject(FileType type, int mode, int uid, int gid, int rdev, Layout layout, String target) {}
+
+  /**
+   * An attribute change: the {@code SetattrReq} mask bits and their values.
+   *
+   * <ul>
+   *   <li>MODE, UID, GID: set; ctime = now.
+   *   <li>SIZE: set the recorded size (EISDIR for a directory); mtime = ctime = now.
+   *   <li>SIZE_GROW: size = max(size, value); with MTIME the mtime is set too; ctime = now when
+   *       anything changed.
+   *   <li>ATIME/MTIME: set to the value; ATIME_NOW/MTIME_NOW: set to now; ctime = now.
+   *   <li>KILL_SUID: clear S_ISUID, and S_ISGID if group-execute is set; ctime = now if changed.
+   * </ul>
+   */
+  record SetAttr(int mask, int mode, int uid, int gid, long size, long atimeNs, long mtimeNs) {}
+
+  /** The removed object's attributes (nlink already decremented) and whether it is gone. */
+  record Removed(Attr attr, boolean gone) {}
+
+  /** The moved object, and the replaced one (null if none) with whether it is gone. */
+  record Renamed(Attr moved, Attr replaced, boolean replacedGone) {}
+
+  record DirPage(List<Dirent> entries, boolean eof) {}
+
+  record Counts(long objects, long directories) {}
+}
