@@ -112,6 +112,21 @@ public record FlowFsConfig(
     return ioServers.get(id);
   }
 
+  /**
+   * This config with the servers' addresses replaced by where they actually listen (a port 0 in
+   * the file becomes the port the server bound).
+   */
+  public FlowFsConfig withAddresses(java.net.InetSocketAddress metaAddress, List<java.net.InetSocketAddress> ioAddresses) {
+    List<IoServerConfig> io = new ArrayList<>();
+    for (IoServerConfig s : ioServers) {
+      java.net.InetSocketAddress a = ioAddresses.get(s.id());
+      io.add(new IoServerConfig(s.id(), java.net.InetSocketAddress.createUnresolved(a.getHostString(), a.getPort()), s.dir()));
+    }
+    MetaConfig m = new MetaConfig(java.net.InetSocketAddress.createUnresolved(metaAddress.getHostString(), metaAddress.getPort()),
+        meta.dir(), meta.threads(), meta.commitBatch(), meta.precreateBatch(), meta.precreateLowWater());
+    return new FlowFsConfig(fs, m, io, this.io, layout, rpc, client, effective);
+  }
+
   /** The config file text for these effective values (used to write a default config). */
   public String render() {
     StringBuilder sb = new StringBuilder("# FlowFS configuration\n");

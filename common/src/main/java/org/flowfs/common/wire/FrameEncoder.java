@@ -13,6 +13,7 @@ import io.netty.util.ReferenceCountUtil;
  */
 @Sharable
 public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FrameEncoder.class);
   private final MessageRegistry registry;
 
   public FrameEncoder(MessageRegistry registry) {
@@ -43,6 +44,7 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
     } catch (RuntimeException e) {
       ReferenceCountUtil.release(header);
       ReferenceCountUtil.release(payload);
+      LOG.error("cannot encode {}", env.message().getClass().getSimpleName(), e);
       promise.setFailure(e);
       return;
     }

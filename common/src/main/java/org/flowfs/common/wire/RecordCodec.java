@@ -102,7 +102,8 @@ final class RecordCodec<T> {
       return null;
     }
     try {
-      return (ByteBuf) getters[payloadIndex].invokeExact(value);
+      Object payload = getters[payloadIndex].invokeExact(value);
+      return (ByteBuf) payload;
     } catch (Throwable t) {
       throw new IllegalStateException(t);
     }

@@ -1,0 +1,67 @@
+package org.flowfs.cli;
+
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.flowfs.client.FileSystemClient;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Version;
+import org.flowfs.common.config.ConfigException;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.fuse.FuseMount;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code flowfs}: the one entry point for operators, systemd units and tools. */
+@Command(name = "flowfs", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+    description = "FlowFS, a parallel file system: servers, mounts and tools.",
+    subcommands = {UpCommand.class, MetaserverCommand.class, IoserverCommand.class, MountCommand.class})
+public final class Main implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+
+  public static void main(String[] args) {
+    System.exit(run(args));
+  }
+
+  /** Runs a command line; returns the exit code (0 ok, 1 failure, 2 usage or config error). */
+  public static int run(String... args) {
+    CommandLine cl = new CommandLine(new Main());
+    cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
+      if (e instanceof ConfigException ce) {
+        ce.problems().forEach(p -> cmd.getErr().println("flowfs: " + p));
+        return 2;
+      }
+      if (e instanceof FuseMount.MountException || e instanceof FsException || e instanceof java.io.IOException) {
+        cmd.getErr().println("flowfs " + cmd.getCommandName() + ": " + e.getMessage());
+        return 1;
+      }
+      LOG.error("flowfs {} failed", cmd.getCommandName(), e);
+      return 1;
+    });
+    return cl.execute(args);
+  }
+
+  @Override
+  public void run() {
+    new CommandLine(this).usage(System.out);
+  }
+
+  static void logEffective(String role, FlowFsConfig cfg) {
+    Map<String, String> eff = cfg.effective();
+    LOG.info("{}: {} with {}", role, Version.describe(),
+        eff.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" ")));
+  }
+
+  /** Fails early, with the address, when the metadata server does not answer. */
+  static void checkServers(FileSystemClient client) {
+    client.ping();
+  }
+
+  static final class VersionProvider implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {Version.describe()};
+    }
+  }
+}

@@ -1,0 +1,44 @@
+package org.flowfs.common;
+
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Named, daemon thread pools, so a thread dump says which component a thread belongs to. */
+public final class NamedThreads implements ThreadFactory {
+  private final String prefix;
+  private final AtomicInteger n = new AtomicInteger();
+
+  public NamedThreads(String prefix) {
+    this.prefix = prefix;
+  }
+
+  @Override
+  public Thread newThread(Runnable r) {
+    Thread t = new Thread(r, prefix + "-" + n.getAndIncrement());
+    t.setDaemon(true);
+    return t;
+  }
+
+  /** A fixed pool of {@code threads} threads named {@code prefix-N}. */
+  public static ExecutorService pool(String prefix, int threads) {
+    return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        new NamedThreads(prefix));
+  }
+
+  /** Shuts a pool down, waiting a bounded time for running work. */
+  public static void shutdown(ExecutorService pool, long millis) {
+    pool.shutdown();
+    try {
+      if (!pool.awaitTermination(millis, TimeUnit.MILLISECONDS)) {
+        pool.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      pool.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,40 @@
+package org.flowfs.common.rpc;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.config.IoServerConfig;
+import org.flowfs.common.wire.MessageRegistry;
+
+/** A client to each server of a file system: the metadata server and every I/O server. */
+public final class Peers implements AutoCloseable {
+  private final RpcClient meta;
+  private final List<RpcClient> io;
+
+  public Peers(FlowFsConfig config, NetRuntime net) {
+    this.meta = new RpcClient("metaserver", net, config.meta().address(), config.rpc(), MessageRegistry.DEFAULT);
+    List<RpcClient> l = new ArrayList<>();
+    for (IoServerConfig s : config.ioServers()) {
+      l.add(new RpcClient("ioserver " + s.id(), net, s.address(), config.rpc(), MessageRegistry.DEFAULT));
+    }
+    this.io = List.copyOf(l);
+  }
+
+  public RpcClient meta() {
+    return meta;
+  }
+
+  public RpcClient io(int id) {
+    return io.get(id);
+  }
+
+  public int ioCount() {
+    return io.size();
+  }
+
+  @Override
+  public void close() {
+    meta.close();
+    io.forEach(RpcClient::close);
+  }
+}

@@ -1,0 +1,51 @@
+package org.flowfs.io;
+
+import io.netty.buffer.ByteBuf;
+import java.util.List;
+import org.flowfs.common.Handle;
+
+/**
+ * The byte streams ("bstreams", OrangeFS's {@code TROVE_bstream_ops}) of one I/O server: a
+ * datafile per handle, read and written at offsets. A datafile that was never written reads as
+ * empty, so a precreated handle costs nothing until it is used.
+ *
+ * <p>All methods block on disk and are thread safe; call them from the storage pool, never from
+ * an event loop. Writes to distinct ranges of a datafile may run concurrently. Failures are
+ * {@link org.flowfs.common.FsException}s (ENOSPC when the disk is full, EIO otherwise).
+ *
+ * <p>Buffers: {@link #read} appends to {@code dst} (the caller owns it); {@link #write} consumes
+ * the readable bytes of {@code src} without releasing it.
+ */
+public interface BStreamStore extends AutoCloseable {
+  /** Reads up to {@code length} bytes at {@code offset} into {@code dst}; returns the count (0 at or past the end). */
+  int read(Handle h, long offset, int length, ByteBuf dst);
+
+  /** Writes all of {@code src} at {@code offset}; returns the datafile's size afterwards. */
+  long write(Handle h, long offset, ByteBuf src);
+
+  /** Sets the datafile's size, creating it if needed. */
+  void truncate(Handle h, long size);
+
+  /** The datafile's size; 0 for a datafile never written. */
+  long size(Handle h);
+
+  /** Removes the datafile; a missing one is fine. */
+  void remove(Handle h);
+
+  /** Makes the datafile's data (and, unless {@code dataOnly}, its size) durable. */
+  void sync(Handle h, boolean dataOnly);
+
+  /** Datafiles that exist, in handle order, after {@code cursor} (a handle id, 0 for the first). */
+  List<Handle> list(long cursor, int max);
+
+  /** Capacity of the storage, in bytes. */
+  Space space();
+
+  long count();
+
+  @Override
+  void close();
+
+  /** Capacity of a store in bytes. */
+  record Space(long total, long free, long available) {}
+}

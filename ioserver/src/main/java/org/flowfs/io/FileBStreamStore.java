@@ -1,0 +1,302 @@
+package org.flowfs.io;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+
+/**
+ * Datafiles as local files: {@code <dir>/data/<bb>/<handle in hex>}, {@code bb} the low byte of
+ * the handle, so no directory grows past 1/256 of the datafiles. Paths are built from the handle's
+ * number only: no request can name a path outside the storage directory. Open channels are kept
+ * in a bounded cache and reference counted, so eviction never closes a channel in use.
+ */
+final class FileBStreamStore implements BStreamStore {
+  private final Path data;
+  private final int server;
+  private final FileStore fileStore;
+  private final Cache<Handle, Chan> open;
+  private final AtomicLong count = new AtomicLong();
+
+  /** A cached channel; the cache holds one reference, each user one more. */
+  private static final class Chan {
+    final FileChannel channel;
+    final AtomicInteger refs = new AtomicInteger(1);
+
+    Chan(FileChannel channel) {
+      this.channel = channel;
+    }
+
+    boolean retain() {
+      for (;;) {
+        int r = refs.get();
+        if (r <= 0) {
+          return false;
+        }
+        if (refs.compareAndSet(r, r + 1)) {
+          return true;
+        }
+      }
+    }
+
+    void release() {
+      if (refs.decrementAndGet() == 0) {
+        try {
+          channel.close();
+        } catch (IOException e) {
+          // closing a datafile cannot lose data that a sync did not promise
+        }
+      }
+    }
+  }
+
+  FileBStreamStore(Path dir, int server, int maxOpen) throws IOException {
+    this.data = dir.resolve("data");
+    this.server = server;
+    Files.createDirectories(data);
+    for (int b = 0; b < 256; b++) {
+      Files.createDirectories(data.resolve(String.format("%02x", b)));
+    }
+    this.fileStore = Files.getFileStore(data);
+    this.open = Caffeine.newBuilder()
+        .maximumSize(maxOpen)
+        .executor(Runnable::run)
+        .removalListener((Handle h, Chan c, RemovalCause cause) -> {
+          if (c != null) {
+            c.release();
+          }
+        })
+        .build();
+    long n = 0;
+    for (int b = 0; b < 256; b++) {
+      try (DirectoryStream<Path> ds = Files.newDirectoryStream(data.resolve(String.format("%02x", b)))) {
+        for (Path ignored : ds) {
+          n++;
+        }
+      }
+    }
+    count.set(n);
+  }
+
+  private Path path(Handle h) {
+    if (h.server() != server) {
+      throw new FsException(Errno.EINVAL, "handle " + h + " does not belong to this server");
+    }
+    return data.resolve(String.format("%02x", h.local() & 0xFF)).resolve(h.hex());
+  }
+
+  /** A retained channel, or null when the datafile does not exist and {@code create} is false. */
+  private Chan acquire(Handle h, boolean create) throws IOException {
+    for (;;) {
+      Chan c = open.getIfPresent(h);
+      if (c == null) {
+        FileChannel ch;
+        Path p = path(h);
+        try {
+          ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        } catch (NoSuchFileException e) {
+          if (!create) {
+            return null;
+          }
+          try {
+            ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW);
+            count.incrementAndGet();
+          } catch (java.nio.file.FileAlreadyExistsException raced) {
+            continue;
+          }
+        }
+        Chan fresh = new Chan(ch);
+        Chan prev = open.asMap().putIfAbsent(h, fresh);
+        if (prev != null) {
+          fresh.release();
+          continue;
+        }
+        c = fresh;
+      }
+      if (c.retain()) {
+        return c;
+      }
+    }
+  }
+
+  private static FsException failure(String what, Handle h, IOException e) {
+    return new FsException(Errno.from(e), what + " of datafile " + h + " failed: " + e.getMessage(), e);
+  }
+
+  @Override
+  public int read(Handle h, long offset, int length, ByteBuf dst) {
+    try {
+      Chan c = acquire(h, false);
+      if (c == null) {
+        return 0;
+      }
+      try {
+        dst.ensureWritable(length);
+        int done = 0;
+        while (done < length) {
+          int n = dst.writeBytes(c.channel, offset + done, length - done);
+          if (n <= 0) {
+            break;
+          }
+          done += n;
+        }
+        return done;
+      } finally {
+        c.release();
+      }
+    } catch (IOException e) {
+      throw failure("read", h, e);
+    }
+  }
+
+  @Override
+  public long write(Handle h, long offset, ByteBuf src) {
+    try {
+      Chan c = acquire(h, true);
+      try {
+        int idx = src.readerIndex();
+        int len = src.readableBytes();
+        int done = 0;
+        while (done < len) {
+          done += src.getBytes(idx + done, c.channel, offset + done, len - done);
+        }
+        src.skipBytes(len);
+        return c.channel.size();
+      } finally {
+        c.release();
+      }
+    } catch (IOException e) {
+      throw failure("write", h, e);
+    }
+  }
+
+  @Override
+  public void truncate(Handle h, long size) {
+    try {
+      Chan c = acquire(h, true);
+      try {
+        long cur = c.channel.size();
+        if (size < cur) {
+          c.channel.truncate(size);
+        } else if (size > cur) {
+          // extend with a hole: write one zero byte at the new end
+          c.channel.write(java.nio.ByteBuffer.allocate(1), size - 1);
+        }
+      } finally {
+        c.release();
+      }
+    } catch (IOException e) {
+      throw failure("truncate", h, e);
+    }
+  }
+
+  @Override
+  public long size(Handle h) {
+    try {
+      Chan c = acquire(h, false);
+      if (c == null) {
+        return 0;
+      }
+      try {
+        return c.channel.size();
+      } finally {
+        c.release();
+      }
+    } catch (IOException e) {
+      throw failure("size", h, e);
+    }
+  }
+
+  @Override
+  public void remove(Handle h) {
+    Path p = path(h);
+    open.invalidate(h);
+    try {
+      if (Files.deleteIfExists(p)) {
+        count.decrementAndGet();
+      }
+    } catch (IOException e) {
+      throw failure("remove", h, e);
+    }
+  }
+
+  @Override
+  public void sync(Handle h, boolean dataOnly) {
+    try {
+      Chan c = acquire(h, false);
+      if (c == null) {
+        return;
+      }
+      try {
+        c.channel.force(!dataOnly);
+      } finally {
+        c.release();
+      }
+    } catch (IOException e) {
+      throw failure("sync", h, e);
+    }
+  }
+
+  @Override
+  public List<Handle> list(long cursor, int max) {
+    List<Long> ids = new ArrayList<>();
+    try {
+      for (int b = 0; b < 256; b++) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(data.resolve(String.format("%02x", b)))) {
+          for (Path p : ds) {
+            String n = p.getFileName().toString();
+            if (n.length() == 16) {
+              try {
+                long id = Long.parseUnsignedLong(n, 16);
+                if (Long.compareUnsigned(id, cursor) > 0) {
+                  ids.add(id);
+                }
+              } catch (NumberFormatException e) {
+                // not a datafile: ignore
+              }
+            }
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new FsException(Errno.EIO, "cannot list datafiles: " + e.getMessage(), e);
+    }
+    ids.sort(Long::compareUnsigned);
+    return ids.stream().limit(max).map(Handle::new).toList();
+  }
+
+  @Override
+  public Space space() {
+    try {
+      return new Space(fileStore.getTotalSpace(), fileStore.getUnallocatedSpace(), fileStore.getUsableSpace());
+    } catch (IOException e) {
+      throw new FsException(Errno.EIO, "statfs failed: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public long count() {
+    return count.get();
+  }
+
+  @Override
+  public void close() {
+    open.invalidateAll();
+    open.cleanUp();
+  }
+}

@@ -1,0 +1,181 @@
+package org.flowfs.io;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import org.flowfs.common.Counters;
+import org.flowfs.common.DirLock;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.NamedThreads;
+import org.flowfs.common.Version;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.config.IoServerConfig;
+import org.flowfs.common.rpc.Access;
+import org.flowfs.common.rpc.NetRuntime;
+import org.flowfs.common.rpc.OpTable;
+import org.flowfs.common.rpc.RpcServer;
+import org.flowfs.common.wire.CommonOp.OkResp;
+import org.flowfs.common.wire.CommonOp.PingReq;
+import org.flowfs.common.wire.CommonOp.PingResp;
+import org.flowfs.common.wire.CommonOp.StatsReq;
+import org.flowfs.common.wire.CommonOp.StatsResp;
+import org.flowfs.common.wire.Frames;
+import org.flowfs.common.wire.IoOp.DataRemoveReq;
+import org.flowfs.common.wire.IoOp.HandlesResp;
+import org.flowfs.common.wire.IoOp.IoStatfsReq;
+import org.flowfs.common.wire.IoOp.IoStatfsResp;
+import org.flowfs.common.wire.IoOp.ListReq;
+import org.flowfs.common.wire.IoOp.PrecreateReq;
+import org.flowfs.common.wire.IoOp.ReadReq;
+import org.flowfs.common.wire.IoOp.ReadResp;
+import org.flowfs.common.wire.IoOp.SizesReq;
+import org.flowfs.common.wire.IoOp.SizesResp;
+import org.flowfs.common.wire.IoOp.SyncReq;
+import org.flowfs.common.wire.IoOp.TruncateReq;
+import org.flowfs.common.wire.IoOp.WriteReq;
+import org.flowfs.common.wire.IoOp.WriteResp;
+import org.flowfs.common.wire.MessageRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One I/O server: its storage directory, its handle range, and the operations on its datafiles,
+ * served over the network. Disk work runs on the {@code io-store-N} pool, never on event loops.
+ */
+public final class IoServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(IoServer.class);
+
+  private final int id;
+  private final FlowFsConfig config;
+  private final DirLock lock;
+  private final BStreamStore store;
+  private final HandleAllocator allocator;
+  private final ExecutorService pool;
+  private final Counters counters = new Counters();
+  private final RpcServer rpc;
+  private final int maxRead;
+
+  private IoServer(FlowFsConfig config, int id, NetRuntime net) throws IOException {
+    this.id = id;
+    this.config = config;
+    IoServerConfig me = config.ioServer(id);
+    this.lock = DirLock.acquire(me.requireDir(), "I/O server");
+    try {
+      this.store = new FileBStreamStore(me.dir(), Handle.serverOfIo(id), config.io().openFiles());
+      this.allocator = new HandleAllocator(me.dir().resolve("handles"), Handle.serverOfIo(id));
+    } catch (IOException | RuntimeException e) {
+      lock.close();
+      throw e;
+    }
+    this.pool = NamedThreads.pool("io-store-" + id, config.io().threads());
+    this.maxRead = (int) Math.min(Integer.MAX_VALUE, config.rpc().maxFrame() - Frames.HEADER - 64);
+    this.rpc = new RpcServer("ioserver " + id, net, me.address(), ops(), config.rpc(), MessageRegistry.DEFAULT, counters);
+  }
+
+  /** Opens the storage of I/O server {@code id}; {@link #start()} then listens. */
+  public static IoServer open(FlowFsConfig config, int id, NetRuntime net) throws IOException {
+    return new IoServer(config, id, net);
+  }
+
+  public InetSocketAddress start() throws IOException {
+    InetSocketAddress a = rpc.start();
+    LOG.info("ioserver {} started: {} storage {} ({} datafiles), listening on {}", id, Version.describe(),
+        config.ioServer(id).dir(), store.count(), a);
+    return a;
+  }
+
+  public int id() {
+    return id;
+  }
+
+  public Counters counters() {
+    return counters;
+  }
+
+  private OpTable ops() {
+    OpTable t = new OpTable();
+    t.async(PingReq.class, Access.READ_ONLY, (q, ctx) ->
+        java.util.concurrent.CompletableFuture.completedFuture(new PingResp("ioserver", id, Version.RELEASE, q.sentNanos())));
+    t.async(StatsReq.class, Access.READ_ONLY, (q, ctx) ->
+        java.util.concurrent.CompletableFuture.completedFuture(new StatsResp("ioserver", id, counters.snapshot())));
+    t.blocking(PrecreateReq.class, Access.MODIFY, pool, (q, ctx) -> new HandlesResp(allocator.allocate(q.count())));
+    t.blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
+      try {
+        int n = q.payload().readableBytes();
+        long size = store.write(checked(q.handle()), q.offset(), q.payload());
+        counters.add("bytes.written", n);
+        return new WriteResp(n, size);
+      } finally {
+        q.release();
+      }
+    });
+    t.blocking(ReadReq.class, Access.READ_ONLY, pool, (q, ctx) -> {
+      if (q.length() > maxRead) {
+        throw new FsException(Errno.EINVAL, "read of " + q.length() + " bytes exceeds " + maxRead);
+      }
+      ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(q.length());
+      try {
+        store.read(checked(q.handle()), q.offset(), q.length(), buf);
+        counters.add("bytes.read", buf.readableBytes());
+        return new ReadResp(buf);
+      } catch (RuntimeException e) {
+        buf.release();
+        throw e;
+      }
+    });
+    t.blocking(TruncateReq.class, Access.MODIFY, pool, (q, ctx) -> {
+      store.truncate(checked(q.handle()), q.size());
+      return OkResp.INSTANCE;
+    });
+    t.blocking(SizesReq.class, Access.READ_ONLY, pool, (q, ctx) -> {
+      long[] sizes = new long[q.handles().size()];
+      for (int i = 0; i < sizes.length; i++) {
+        sizes[i] = store.size(checked(q.handles().get(i)));
+      }
+      return new SizesResp(sizes);
+    });
+    t.blocking(DataRemoveReq.class, Access.MODIFY, pool, (q, ctx) -> {
+      for (Handle h : q.handles()) {
+        store.remove(checked(h));
+      }
+      return OkResp.INSTANCE;
+    });
+    t.blocking(SyncReq.class, Access.MODIFY, pool, (q, ctx) -> {
+      store.sync(checked(q.handle()), q.dataOnly());
+      return OkResp.INSTANCE;
+    });
+    t.blocking(IoStatfsReq.class, Access.READ_ONLY, pool, (q, ctx) -> {
+      BStreamStore.Space s = store.space();
+      return new IoStatfsResp(s.total(), s.free(), s.available(), store.count());
+    });
+    t.blocking(ListReq.class, Access.READ_ONLY, pool, (q, ctx) -> new HandlesResp(store.list(q.cursor(), q.max())));
+    return t;
+  }
+
+  /** Refuses handles of other servers and handles this server never issued. */
+  private Handle checked(Handle h) {
+    if (!allocator.issued(h)) {
+      throw new FsException(Errno.ESTALE, "handle " + h + " was not issued by ioserver " + id);
+    }
+    return h;
+  }
+
+  public Map<String, Long> stats() {
+    return counters.snapshot();
+  }
+
+  @Override
+  public void close() {
+    rpc.close();
+    NamedThreads.shutdown(pool, 5000);
+    store.close();
+    allocator.close();
+    lock.close();
+    LOG.info("ioserver {} stopped", id);
+  }
+}

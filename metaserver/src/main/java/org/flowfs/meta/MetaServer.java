@@ -1,0 +1,230 @@
+package org.flowfs.meta;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Counters;
+import org.flowfs.common.DirLock;
+import org.flowfs.common.DistSpec;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
+import org.flowfs.common.NamedThreads;
+import org.flowfs.common.Version;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.config.LayoutConfig;
+import org.flowfs.common.dist.Distributions;
+import org.flowfs.common.dist.SimpleStripe;
+import org.flowfs.common.rpc.Access;
+import org.flowfs.common.rpc.NetRuntime;
+import org.flowfs.common.rpc.OpTable;
+import org.flowfs.common.rpc.Peers;
+import org.flowfs.common.rpc.RpcServer;
+import org.flowfs.common.wire.CommonOp.OkResp;
+import org.flowfs.common.wire.CommonOp.PingReq;
+import org.flowfs.common.wire.CommonOp.PingResp;
+import org.flowfs.common.wire.CommonOp.StatsReq;
+import org.flowfs.common.wire.CommonOp.StatsResp;
+import org.flowfs.common.wire.MessageRegistry;
+import org.flowfs.common.wire.MetaOp.CreateReq;
+import org.flowfs.common.wire.MetaOp.EntryResp;
+import org.flowfs.common.wire.MetaOp.GetattrReq;
+import org.flowfs.common.wire.MetaOp.GetxattrReq;
+import org.flowfs.common.wire.MetaOp.LinkReq;
+import org.flowfs.common.wire.MetaOp.ListxattrReq;
+import org.flowfs.common.wire.MetaOp.LookupReq;
+import org.flowfs.common.wire.MetaOp.MetaStatfsReq;
+import org.flowfs.common.wire.MetaOp.MetaStatfsResp;
+import org.flowfs.common.wire.MetaOp.ReaddirReq;
+import org.flowfs.common.wire.MetaOp.ReaddirResp;
+import org.flowfs.common.wire.MetaOp.ReadlinkReq;
+import org.flowfs.common.wire.MetaOp.ReadlinkResp;
+import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RemoveResp;
+import org.flowfs.common.wire.MetaOp.RemovexattrReq;
+import org.flowfs.common.wire.MetaOp.RenameReq;
+import org.flowfs.common.wire.MetaOp.RenameResp;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
+import org.flowfs.common.wire.MetaOp.SetxattrReq;
+import org.flowfs.common.wire.MetaOp.SymlinkReq;
+import org.flowfs.common.wire.MetaOp.XattrNamesResp;
+import org.flowfs.common.wire.MetaOp.XattrResp;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The metadata server: serves the namespace from a {@link MetadataStore}, lays out new files over
+ * the I/O servers from precreated handle pools, and removes the datafiles of deleted files.
+ * Reads run on the {@code meta-read} pool; mutations are queued to the store's single writer and
+ * answered after their group commit.
+ */
+public final class MetaServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(MetaServer.class);
+
+  private final FlowFsConfig config;
+  private final DirLock lock;
+  private final MetadataStore store;
+  private final Peers peers;
+  private final DatafilePools pools;
+  private final DatafileReaper reaper;
+  private final ExecutorService readers;
+  private final Counters counters = new Counters();
+  private final RpcServer rpc;
+  private final AtomicInteger nextStart = new AtomicInteger();
+
+  private MetaServer(FlowFsConfig config, NetRuntime net, DirLock lock, MetadataStore store) {
+    this.config = config;
+    this.lock = lock;
+    this.store = store;
+    this.peers = new Peers(config, net);
+    this.pools = new DatafilePools(peers, config.meta().precreateBatch(), config.meta().precreateLowWater());
+    this.reaper = new DatafileReaper(peers);
+    this.readers = NamedThreads.pool("meta-read", config.meta().threads());
+    this.rpc = new RpcServer("metaserver", net, config.meta().address(), ops(), config.rpc(), MessageRegistry.DEFAULT, counters);
+  }
+
+  /** Opens the MapDB store in {@code meta.dir}; {@link #start()} then listens. */
+  public static MetaServer open(FlowFsConfig config, NetRuntime net) throws IOException {
+    DirLock lock = DirLock.acquire(config.meta().requireDir(), "metadata server");
+    try {
+      MetadataStore store = MapDbMetadataStore.open(config.meta().dir(), config.meta().commitBatch());
+      return new MetaServer(config, net, lock, store);
+    } catch (RuntimeException e) {
+      lock.close();
+      throw e;
+    }
+  }
+
+  public InetSocketAddress start() throws IOException {
+    InetSocketAddress a = rpc.start();
+    pools.prime();
+    MetadataStore.Counts c = store.counts();
+    LOG.info("metaserver started: {} store {} ({} objects), {} ioservers, listening on {}", Version.describe(),
+        config.meta().dir(), c.objects(), config.ioServers().size(), a);
+    return a;
+  }
+
+  public Counters counters() {
+    return counters;
+  }
+
+  public MetadataStore store() {
+    return store;
+  }
+
+  static long now() {
+    Instant i = Instant.now();
+    return i.getEpochSecond() * 1_000_000_000L + i.getNano();
+  }
+
+  private OpTable ops() {
+    OpTable t = new OpTable();
+    t.async(PingReq.class, Access.READ_ONLY, (q, ctx) ->
+        CompletableFuture.completedFuture(new PingResp("metaserver", 0, Version.RELEASE, q.sentNanos())));
+    t.async(StatsReq.class, Access.READ_ONLY, (q, ctx) ->
+        CompletableFuture.completedFuture(new StatsResp("metaserver", 0, counters.snapshot())));
+    t.blocking(LookupReq.class, Access.READ_ONLY, readers, (q, ctx) -> new EntryResp(store.lookup(q.parent(), q.name())));
+    t.blocking(GetattrReq.class, Access.READ_ONLY, readers, (q, ctx) -> new EntryResp(store.getattr(q.handle())));
+    t.blocking(ReadlinkReq.class, Access.READ_ONLY, readers, (q, ctx) -> new ReadlinkResp(store.readlink(q.handle())));
+    t.blocking(ReaddirReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
+      MetadataStore.DirPage p = store.readdir(q.dir(), q.cursor(), q.max(), q.plus());
+      return new ReaddirResp(p.entries(), p.eof());
+    });
+    t.blocking(GetxattrReq.class, Access.READ_ONLY, readers, (q, ctx) -> new XattrResp(store.getxattr(q.handle(), q.name())));
+    t.blocking(ListxattrReq.class, Access.READ_ONLY, readers, (q, ctx) -> new XattrNamesResp(store.listxattr(q.handle())));
+    t.blocking(MetaStatfsReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
+      MetadataStore.Counts c = store.counts();
+      return new MetaStatfsResp(c.objects(), c.directories(), config.ioServers().size());
+    });
+    t.async(CreateReq.class, Access.MODIFY, (q, ctx) -> create(q).thenApply(EntryResp::new));
+    t.async(SymlinkReq.class, Access.MODIFY, (q, ctx) ->
+        store.create(q.parent(), q.name(), new MetadataStore.NewObject(FileType.SYMLINK, 0777, q.uid(), q.gid(), 0, null, q.target()), now())
+            .thenApply(EntryResp::new));
+    t.async(LinkReq.class, Access.MODIFY, (q, ctx) -> store.link(q.target(), q.parent(), q.name(), now()).thenApply(EntryResp::new));
+    t.async(RemoveReq.class, Access.MODIFY, (q, ctx) -> store.remove(q.parent(), q.name(), q.directory(), now()).thenApply(r -> {
+      if (r.gone() && r.attr().layout() != null) {
+        reaper.reap(r.attr().layout().datafiles());
+      }
+      return new RemoveResp(r.attr().handle(), r.gone());
+    }));
+    t.async(RenameReq.class, Access.MODIFY, (q, ctx) ->
+        store.rename(q.srcParent(), q.srcName(), q.dstParent(), q.dstName(), q.flags(), now()).thenApply(r -> {
+          if (r.replacedGone() && r.replaced().layout() != null) {
+            reaper.reap(r.replaced().layout().datafiles());
+          }
+          return new RenameResp(r.moved().handle(), r.replaced() == null ? null : r.replaced().handle());
+        }));
+    t.async(SetattrReq.class, Access.MODIFY, (q, ctx) -> store.setattr(q.handle(),
+        new MetadataStore.SetAttr(q.mask(), q.mode(), q.uid(), q.gid(), q.size(), q.atimeNs(), q.mtimeNs()), now())
+        .thenApply(EntryResp::new));
+    t.async(SetxattrReq.class, Access.MODIFY, (q, ctx) ->
+        store.setxattr(q.handle(), q.name(), q.value(), q.flags(), now()).thenApply(v -> OkResp.INSTANCE));
+    t.async(RemovexattrReq.class, Access.MODIFY, (q, ctx) ->
+        store.removexattr(q.handle(), q.name(), now()).thenApply(v -> OkResp.INSTANCE));
+    return t;
+  }
+
+  /** Creates an object; a regular file gets its datafiles from the pools first. */
+  private CompletableFuture<Attr> create(CreateReq q) {
+    if (q.type() != FileType.REGULAR) {
+      return store.create(q.parent(), q.name(),
+          new MetadataStore.NewObject(q.type(), q.mode(), q.uid(), q.gid(), q.rdev(), null, null), now());
+    }
+    DistSpec dist = q.dist() != null ? q.dist() : defaultDist(config.layout());
+    Distributions.of(dist); // EINVAL for an unknown distribution
+    int n = config.ioServers().size();
+    int count = q.servers() > 0 ? q.servers() : config.layout().servers() > 0 ? config.layout().servers() : n;
+    if (count > n) {
+      throw new FsException(Errno.EINVAL, count + " datafiles asked for, " + n + " I/O servers exist");
+    }
+    int start = Math.floorMod(nextStart.getAndIncrement(), n);
+    List<CompletableFuture<Handle>> takes = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      takes.add(pools.take((start + i) % n));
+    }
+    return CompletableFuture.allOf(takes.toArray(CompletableFuture[]::new)).handle((v, err) -> {
+      List<Handle> hs = new ArrayList<>(count);
+      for (CompletableFuture<Handle> f : takes) {
+        if (!f.isCompletedExceptionally()) {
+          hs.add(f.join());
+        }
+      }
+      if (err != null) {
+        hs.forEach(pools::giveBack);
+        throw new FsException(Errno.EIO, "cannot reserve datafiles: " + Errno.unwrap(err).getMessage());
+      }
+      return hs;
+    }).thenCompose(hs -> store.create(q.parent(), q.name(),
+        new MetadataStore.NewObject(FileType.REGULAR, q.mode(), q.uid(), q.gid(), 0, new Layout(dist, hs), null), now())
+        .whenComplete((a, err) -> {
+          if (err != null) {
+            hs.forEach(pools::giveBack);
+          }
+        }));
+  }
+
+  static DistSpec defaultDist(LayoutConfig layout) {
+    return switch (layout.distribution()) {
+      case "basic" -> DistSpec.of("basic");
+      default -> new SimpleStripe(layout.stripSize()).spec();
+    };
+  }
+
+  @Override
+  public void close() {
+    rpc.close();
+    NamedThreads.shutdown(readers, 5000);
+    store.close();
+    peers.close();
+    lock.close();
+    LOG.info("metaserver stopped");
+  }
+}

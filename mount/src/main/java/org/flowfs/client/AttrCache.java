@@ -1,0 +1,32 @@
+package org.flowfs.client;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import java.time.Duration;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Handle;
+
+/**
+ * Attributes by handle, trusted for {@code client.attr-timeout} after they were fetched. This
+ * client's own changes replace entries at once; other clients' changes show within the timeout
+ * (and at open, which revalidates: close-to-open consistency). Thread safe.
+ */
+final class AttrCache {
+  private final Cache<Handle, Attr> cache;
+
+  AttrCache(Duration ttl, int maxEntries) {
+    this.cache = Caffeine.newBuilder().expireAfterWrite(ttl).maximumSize(maxEntries).build();
+  }
+
+  Attr get(Handle h) {
+    return cache.getIfPresent(h);
+  }
+
+  void put(Attr a) {
+    cache.put(a.handle(), a);
+  }
+
+  void invalidate(Handle h) {
+    cache.invalidate(h);
+  }
+}

@@ -1,0 +1,25 @@
+package org.flowfs.client;
+
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.CompletableFuture;
+import org.flowfs.common.Layout;
+
+/**
+ * Moves a file's bytes between the client and the I/O servers holding its datafiles: the one
+ * place that decides how bytes travel. A call that touches N servers talks to all N at once.
+ *
+ * <p>Buffers: {@link #write} takes over the caller's reference to {@code data}; {@link #read}
+ * writes into {@code dst} from its writer index on, and the caller keeps ownership. Futures
+ * complete on network threads: continuations must not block.
+ */
+interface DataPath {
+  /** Writes {@code data} at logical {@code offset} of the file laid out by {@code layout}. */
+  CompletableFuture<Void> write(Layout layout, long offset, ByteBuf data);
+
+  /**
+   * Reads {@code length} logical bytes at {@code offset} into {@code dst}; bytes no datafile holds
+   * (holes, or past a datafile's end) read as zeros. The caller limits {@code length} to the file
+   * size.
+   */
+  CompletableFuture<Void> read(Layout layout, long offset, int length, ByteBuf dst);
+}

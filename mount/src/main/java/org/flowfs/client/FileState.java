@@ -1,0 +1,109 @@
+package org.flowfs.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.time.Duration;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
+
+/**
+ * What this client knows of one regular file while it is open: its layout, its size as this
+ * client sees it (the recorded size, grown by this client's writes), the modification time of its
+ * last write, and its write-behind and read-ahead. Shared by every open of the file in this
+ * client; all methods are synchronized.
+ */
+final class FileState {
+  final Handle handle;
+  final Layout layout;
+  private final WriteBehind writes;
+  private final ReadAhead reads;
+  private long size;
+  private long mtimeNs;
+  /** Written since the size and mtime were last recorded on the metadata server. */
+  private boolean unrecorded;
+  private int opens;
+
+  FileState(Attr attr, DataPath path, int writeBehind, int readAhead, Duration timeout, ByteBufAllocator alloc) {
+    this.handle = attr.handle();
+    this.layout = attr.layout();
+    this.size = attr.size();
+    this.mtimeNs = attr.mtimeNs();
+    this.writes = new WriteBehind(path, layout, writeBehind, timeout, alloc);
+    this.reads = new ReadAhead(path, layout, readAhead, timeout, alloc);
+  }
+
+  synchronized void opened(Attr fresh) {
+    opens++;
+    if (!unrecorded) {
+      size = Math.max(size, fresh.size());
+      mtimeNs = fresh.mtimeNs();
+    }
+    reads.invalidate(); // close-to-open: what another client wrote and closed must show
+  }
+
+  /** Returns true when this was the last open. */
+  synchronized boolean closed() {
+    if (--opens == 0) {
+      reads.invalidate();
+      writes.discard();
+      return true;
+    }
+    return false;
+  }
+
+  synchronized void write(long offset, ByteBuf src, long nowNs) {
+    reads.invalidate();
+    int len = src.readableBytes();
+    writes.write(offset, src);
+    size = Math.max(size, offset + len);
+    mtimeNs = nowNs;
+    unrecorded = true;
+  }
+
+  /** Reads up to {@code length} bytes at {@code offset}; returns how many (0 at the end). */
+  synchronized int read(long offset, int length, ByteBuf dst) {
+    if (writes.isDirty()) {
+      writes.flush();
+    }
+    if (offset >= size) {
+      return 0;
+    }
+    int n = (int) Math.min(length, size - offset);
+    reads.read(offset, n, size, dst);
+    return n;
+  }
+
+  /** Sends buffered writes; returns the attributes to record, or null if nothing changed. */
+  synchronized Recording flushWrites() {
+    writes.flush();
+    return unrecorded ? new Recording(size, mtimeNs) : null;
+  }
+
+  synchronized void recorded(Recording r) {
+    if (r.size == size && r.mtimeNs == mtimeNs) {
+      unrecorded = false;
+    }
+  }
+
+  /** The file was truncated to {@code newSize} (buffered writes were flushed before). */
+  synchronized void truncated(long newSize, long nowNs) {
+    reads.invalidate();
+    size = newSize;
+    mtimeNs = nowNs;
+  }
+
+  synchronized Attr overlay(Attr a) {
+    if (!unrecorded && a.size() == size) {
+      return a;
+    }
+    return a.withSizeAndTimes(size, Math.max(a.mtimeNs(), mtimeNs), Math.max(a.ctimeNs(), mtimeNs));
+  }
+
+  synchronized long size() {
+    return size;
+  }
+
+  /** A size and mtime to record on the metadata server. */
+  record Recording(long size, long mtimeNs) {}
+}

@@ -1,0 +1,564 @@
+package org.flowfs.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Counters;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
+import org.flowfs.common.Names;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.dist.Distribution;
+import org.flowfs.common.dist.Distributions;
+import org.flowfs.common.rpc.NetRuntime;
+import org.flowfs.common.rpc.Peers;
+import org.flowfs.common.wire.IoOp.IoStatfsReq;
+import org.flowfs.common.wire.IoOp.IoStatfsResp;
+import org.flowfs.common.wire.IoOp.SyncReq;
+import org.flowfs.common.wire.IoOp.TruncateReq;
+import org.flowfs.common.wire.Message;
+import org.flowfs.common.wire.MetaOp.CreateReq;
+import org.flowfs.common.wire.MetaOp.Dirent;
+import org.flowfs.common.wire.MetaOp.GetattrReq;
+import org.flowfs.common.wire.MetaOp.GetxattrReq;
+import org.flowfs.common.wire.MetaOp.LinkReq;
+import org.flowfs.common.wire.MetaOp.ListxattrReq;
+import org.flowfs.common.wire.MetaOp.LookupReq;
+import org.flowfs.common.wire.MetaOp.MetaStatfsReq;
+import org.flowfs.common.wire.MetaOp.MetaStatfsResp;
+import org.flowfs.common.wire.MetaOp.ReaddirReq;
+import org.flowfs.common.wire.MetaOp.ReaddirResp;
+import org.flowfs.common.wire.MetaOp.ReadlinkReq;
+import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RemovexattrReq;
+import org.flowfs.common.wire.MetaOp.RenameReq;
+import org.flowfs.common.wire.MetaOp.RenameResp;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
+import org.flowfs.common.wire.MetaOp.SetxattrReq;
+import org.flowfs.common.wire.MetaOp.SymlinkReq;
+import org.flowfs.common.wire.Req;
+
+/**
+ * The FlowFS client: paths to handles through the name and attribute caches, namespace operations
+ * on the metadata server, and file bytes striped over the I/O servers with write-behind and
+ * read-ahead. It is what the FUSE adapter and the Java API call; it knows nothing of FUSE.
+ *
+ * <p>Consistency is close-to-open: {@link #open} revalidates attributes and drops read-ahead;
+ * {@link #flush}, {@link #fsync} and {@link #release} push this client's writes and record the
+ * new size and mtime, so any client opening the file afterwards sees them.
+ *
+ * <p>Thread safe. Methods block the calling thread, each wait bounded by {@code rpc.timeout};
+ * every failure is an {@link FsException} carrying the errno for the application.
+ */
+public final class FileSystemClient implements AutoCloseable {
+  /** {@link #utimens} time values: use the server's clock, or leave the time as it is. */
+  public static final long UTIME_NOW = -1;
+  public static final long UTIME_OMIT = -2;
+  private static final int READDIR_PAGE = 1024;
+
+  private final FlowFsConfig config;
+  private final Peers peers;
+  private final Duration timeout;
+  private final AttrCache attrs;
+  private final NameCache names;
+  private final DataPath data;
+  private final Counters counters = new Counters();
+  private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+  private final Map<Handle, FileState> states = new ConcurrentHashMap<>();
+  private final Map<Long, OpenFile> openFiles = new ConcurrentHashMap<>();
+  private final Map<Long, DirStream> openDirs = new ConcurrentHashMap<>();
+  private final AtomicLong ids = new AtomicLong();
+
+  public FileSystemClient(FlowFsConfig config, NetRuntime net) {
+    this.config = config;
+    this.peers = new Peers(config, net);
+    this.timeout = config.rpc().timeout().plusSeconds(1);
+    int entries = Math.max(1, config.client().cacheEntries());
+    this.attrs = new AttrCache(config.client().attrTimeout(), entries);
+    this.names = new NameCache(config.client().entryTimeout(), entries);
+    long maxRun = Math.min(4L << 20, config.rpc().maxFrame() - 4096);
+    this.data = new DirectDataPath(peers, maxRun, counters);
+  }
+
+  public FlowFsConfig config() {
+    return config;
+  }
+
+  public Counters counters() {
+    return counters;
+  }
+
+  static long now() {
+    Instant i = Instant.now();
+    return i.getEpochSecond() * 1_000_000_000L + i.getNano();
+  }
+
+  private <R extends Message> R meta(Req<R> req) {
+    return Await.get(peers.meta().call(req), timeout);
+  }
+
+  // ---- paths ----------------------------------------------------------------------------------
+
+  /** A path split into its parent's path and its last name. */
+  private record Split(String parent, String name) {}
+
+  private static Split split(String path) {
+    if (path.equals("/") || path.isEmpty()) {
+      throw new FsException(Errno.EBUSY, "the root has no parent");
+    }
+    int slash = path.lastIndexOf('/');
+    String parent = slash <= 0 ? "/" : path.substring(0, slash);
+    return new Split(parent, path.substring(slash + 1));
+  }
+
+  /** The handle a path names; every component but the last must be a directory. */
+  public Handle resolve(String path) {
+    Handle h = Handle.ROOT;
+    int i = 0;
+    int n = path.length();
+    while (i < n) {
+      while (i < n && path.charAt(i) == '/') {
+        i++;
+      }
+      if (i >= n) {
+        break;
+      }
+      int j = path.indexOf('/', i);
+      if (j < 0) {
+        j = n;
+      }
+      h = child(h, path.substring(i, j));
+      i = j;
+    }
+    return h;
+  }
+
+  private Handle child(Handle dir, String name) {
+    Names.check(name);
+    Handle h = names.get(dir, name);
+    if (h != null) {
+      return h;
+    }
+    counters.increment("meta.lookup");
+    Attr a = meta(new LookupReq(dir, name)).attr();
+    names.put(dir, name, a.handle());
+    attrs.put(a);
+    return a.handle();
+  }
+
+  // ---- attributes -----------------------------------------------------------------------------
+
+  public Attr getattr(String path) {
+    return getattr(resolve(path));
+  }
+
+  public Attr getattr(Handle h) {
+    Attr a = attrs.get(h);
+    if (a == null) {
+      counters.increment("meta.getattr");
+      a = meta(new GetattrReq(h)).attr();
+      attrs.put(a);
+    }
+    FileState st = states.get(h);
+    return st == null ? a : st.overlay(a);
+  }
+
+  /** Attributes straight from the metadata server (close-to-open revalidation). */
+  private Attr fresh(Handle h) {
+    counters.increment("meta.getattr");
+    Attr a = meta(new GetattrReq(h)).attr();
+    attrs.put(a);
+    return a;
+  }
+
+  private Attr setattr(Handle h, int mask, int mode, int uid, int gid, long size, long atime, long mtime) {
+    Attr a = meta(new SetattrReq(h, mask, mode, uid, gid, size, atime, mtime)).attr();
+    attrs.put(a);
+    FileState st = states.get(h);
+    return st == null ? a : st.overlay(a);
+  }
+
+  public Attr chmod(String path, int mode) {
+    return setattr(resolve(path), SetattrReq.MODE, mode & Attr.PERM_MASK, 0, 0, 0, 0, 0);
+  }
+
+  /** Changes owner and/or group; -1 leaves one as it is. */
+  public Attr chown(String path, int uid, int gid) {
+    int mask = (uid != -1 ? SetattrReq.UID : 0) | (gid != -1 ? SetattrReq.GID : 0);
+    Handle h = resolve(path);
+    if (mask == 0) {
+      return fresh(h);
+    }
+    return setattr(h, mask, 0, Math.max(uid, 0), Math.max(gid, 0), 0, 0, 0);
+  }
+
+  /** Sets access and modification times (ns since the epoch, or {@link #UTIME_NOW}/{@link #UTIME_OMIT}). */
+  public Attr utimens(String path, long atimeNs, long mtimeNs) {
+    int mask = 0;
+    if (atimeNs == UTIME_NOW) {
+      mask |= SetattrReq.ATIME_NOW;
+    } else if (atimeNs != UTIME_OMIT) {
+      mask |= SetattrReq.ATIME;
+    }
+    if (mtimeNs == UTIME_NOW) {
+      mask |= SetattrReq.MTIME_NOW;
+    } else if (mtimeNs != UTIME_OMIT) {
+      mask |= SetattrReq.MTIME;
+    }
+    Handle h = resolve(path);
+    if (mask == 0) {
+      return getattr(h);
+    }
+    FileState st = states.get(h);
+    if (st != null) {
+      flush(st); // buffered writes must not move the mtime after it was set
+    }
+    return setattr(h, mask, 0, 0, 0, 0, Math.max(atimeNs, 0), Math.max(mtimeNs, 0));
+  }
+
+  public Attr truncate(String path, long size) {
+    Handle h = resolve(path);
+    return truncate(h, states.get(h), size);
+  }
+
+  public Attr truncate(OpenFile f, long size) {
+    return truncate(f.state().handle, f.state(), size);
+  }
+
+  private Attr truncate(Handle h, FileState st, long size) {
+    if (size < 0) {
+      throw new FsException(Errno.EINVAL, "negative size");
+    }
+    Attr a = st != null ? getattr(h) : fresh(h);
+    if (a.isDir()) {
+      throw new FsException(Errno.EISDIR, "cannot truncate a directory");
+    }
+    if (!a.isRegular()) {
+      throw new FsException(Errno.EINVAL, "cannot truncate a " + a.type());
+    }
+    if (st == null) {
+      return truncateData(a, size);
+    }
+    synchronized (st) {
+      flush(st);
+      Attr r = truncateData(a, size);
+      st.truncated(size, r.mtimeNs());
+      return st.overlay(r);
+    }
+  }
+
+  private Attr truncateData(Attr a, long size) {
+    Layout layout = a.layout();
+    Distribution dist = Distributions.of(layout.dist());
+    int n = layout.serverCount();
+    List<CompletableFuture<?>> fs = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      Handle d = layout.datafiles().get(i);
+      fs.add(peers.io(d.ioServer()).call(new TruncateReq(d, dist.physicalSize(size, i, n))));
+    }
+    Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
+    counters.increment("truncate");
+    return setattr(a.handle(), SetattrReq.SIZE, 0, 0, 0, size, 0, 0);
+  }
+
+  // ---- namespace ------------------------------------------------------------------------------
+
+  private Handle parentOf(Split s) {
+    Handle p = resolve(s.parent());
+    Names.checkNew(s.name());
+    return p;
+  }
+
+  private Attr created(Handle parent, String name, Attr a) {
+    names.put(parent, name, a.handle());
+    attrs.put(a);
+    attrs.invalidate(parent);
+    return a;
+  }
+
+  public Attr mkdir(String path, int mode, Caller c) {
+    Split s = split(path);
+    Handle p = parentOf(s);
+    counters.increment("meta.mkdir");
+    Attr a = meta(new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0)).attr();
+    return created(p, s.name(), a);
+  }
+
+  /** Creates a regular file, FIFO, socket or device node ({@code mode} carries the type bits). */
+  public Attr mknod(String path, int mode, int rdev, Caller c) {
+    FileType type = (mode & FileType.S_IFMT) == 0 ? FileType.REGULAR : FileType.ofMode(mode);
+    if (type == FileType.DIRECTORY || type == FileType.SYMLINK) {
+      throw new FsException(Errno.EINVAL, "mknod of a " + type);
+    }
+    Split s = split(path);
+    Handle p = parentOf(s);
+    counters.increment("meta.create");
+    Attr a = meta(new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0)).attr();
+    return created(p, s.name(), a);
+  }
+
+  /** Creates a regular file and opens it. */
+  public OpenFile create(String path, int mode, int flags, Caller c) {
+    Attr a = mknod(path, (mode & Attr.PERM_MASK) | FileType.REGULAR.bits(), 0, c);
+    return open(a, flags);
+  }
+
+  public Attr symlink(String target, String path, Caller c) {
+    Split s = split(path);
+    Handle p = parentOf(s);
+    counters.increment("meta.symlink");
+    Attr a = meta(new SymlinkReq(p, s.name(), target, c.uid(), c.gid())).attr();
+    return created(p, s.name(), a);
+  }
+
+  public String readlink(String path) {
+    return meta(new ReadlinkReq(resolve(path))).target();
+  }
+
+  public Attr link(String existing, String path) {
+    Handle target = resolve(existing);
+    Split s = split(path);
+    Handle p = parentOf(s);
+    Attr a = meta(new LinkReq(target, p, s.name())).attr();
+    return created(p, s.name(), a);
+  }
+
+  public void unlink(String path) {
+    remove(path, false);
+  }
+
+  public void rmdir(String path) {
+    remove(path, true);
+  }
+
+  private void remove(String path, boolean dir) {
+    Split s = split(path);
+    Handle p = resolve(s.parent());
+    counters.increment(dir ? "meta.rmdir" : "meta.unlink");
+    try {
+      var r = meta(new RemoveReq(p, s.name(), dir));
+      attrs.invalidate(r.handle());
+    } finally {
+      names.invalidate(p, s.name());
+      attrs.invalidate(p);
+    }
+  }
+
+  public void rename(String from, String to, int flags) {
+    Split a = split(from);
+    Split b = split(to);
+    Handle pa = resolve(a.parent());
+    Handle pb = resolve(b.parent());
+    counters.increment("meta.rename");
+    try {
+      RenameResp r = meta(new RenameReq(pa, a.name(), pb, b.name(), flags));
+      attrs.invalidate(r.moved());
+      if (r.replaced() != null) {
+        attrs.invalidate(r.replaced());
+      }
+    } finally {
+      names.invalidate(pa, a.name());
+      names.invalidate(pb, b.name());
+      attrs.invalidate(pa);
+      attrs.invalidate(pb);
+    }
+  }
+
+  // ---- directories ----------------------------------------------------------------------------
+
+  public long opendir(String path) {
+    Handle h = resolve(path);
+    Attr a = getattr(h);
+    if (!a.isDir()) {
+      throw new FsException(Errno.ENOTDIR, path);
+    }
+    long id = ids.incrementAndGet();
+    openDirs.put(id, new DirStream(h));
+    return id;
+  }
+
+  /** Entry {@code index} of an open directory (no "." or ".."), or null past its end. */
+  public Dirent readdir(long dirId, int index) {
+    DirStream d = openDirs.get(dirId);
+    if (d == null) {
+      throw new FsException(Errno.EBADF, "directory stream " + dirId);
+    }
+    while (d.needs(index)) {
+      counters.increment("meta.readdir");
+      ReaddirResp page = meta(new ReaddirReq(d.dir(), d.cursor(), READDIR_PAGE, true));
+      for (Dirent e : page.entries()) {
+        names.put(d.dir(), e.name(), e.handle());
+        if (e.attr() != null) {
+          attrs.put(e.attr());
+        }
+      }
+      d.append(page.entries(), page.eof());
+    }
+    return d.at(index);
+  }
+
+  public void releasedir(long dirId) {
+    openDirs.remove(dirId);
+  }
+
+  // ---- files ----------------------------------------------------------------------------------
+
+  public OpenFile open(String path, int flags) {
+    Handle h = resolve(path);
+    Attr a = fresh(h);
+    if (a.isDir()) {
+      throw new FsException(Errno.EISDIR, path);
+    }
+    return open(a, flags);
+  }
+
+  private OpenFile open(Attr a, int flags) {
+    if (!a.isRegular()) {
+      throw new FsException(Errno.ENXIO, "not a regular file");
+    }
+    FileState st = states.compute(a.handle(), (h, cur) -> {
+      FileState s = cur != null ? cur : new FileState(a, data, (int) config.client().writeBehind(),
+          (int) config.client().readAhead(), timeout, alloc);
+      s.opened(a);
+      return s;
+    });
+    OpenFile f = new OpenFile(ids.incrementAndGet(), st, flags);
+    openFiles.put(f.id(), f);
+    counters.increment("open");
+    return f;
+  }
+
+  public OpenFile openFile(long id) {
+    OpenFile f = openFiles.get(id);
+    if (f == null) {
+      throw new FsException(Errno.EBADF, "file handle " + id);
+    }
+    return f;
+  }
+
+  public Attr getattr(OpenFile f) {
+    return getattr(f.state().handle);
+  }
+
+  public int read(OpenFile f, long offset, int length, ByteBuf dst) {
+    counters.increment("read");
+    int n = f.state().read(offset, length, dst);
+    counters.add("read.user-bytes", n);
+    return n;
+  }
+
+  /** Writes {@code src}'s readable bytes at {@code offset}; {@code src} stays the caller's. */
+  public void write(OpenFile f, long offset, ByteBuf src) {
+    counters.increment("write");
+    counters.add("write.user-bytes", src.readableBytes());
+    f.state().write(offset, src, now());
+  }
+
+  /** Pushes this file's buffered writes and records its size and mtime (close, flush). */
+  public void flush(OpenFile f) {
+    flush(f.state());
+  }
+
+  private void flush(FileState st) {
+    FileState.Recording r = st.flushWrites();
+    if (r != null) {
+      Attr a = meta(new SetattrReq(st.handle, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, r.size(), 0, r.mtimeNs())).attr();
+      attrs.put(a);
+      st.recorded(r);
+    }
+  }
+
+  /** {@link #flush} and make the data durable on every I/O server of the file. */
+  public void fsync(OpenFile f, boolean dataOnly) {
+    flush(f.state());
+    Layout layout = f.state().layout;
+    List<CompletableFuture<?>> fs = new ArrayList<>();
+    for (Handle d : layout.datafiles()) {
+      fs.add(peers.io(d.ioServer()).call(new SyncReq(d, dataOnly)));
+    }
+    Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
+    counters.increment("fsync");
+  }
+
+  /** The last close of an open file: flushes, then forgets the open. */
+  public void release(OpenFile f) {
+    if (openFiles.remove(f.id()) == null) {
+      return;
+    }
+    try {
+      flush(f.state());
+    } finally {
+      states.computeIfPresent(f.state().handle, (h, st) -> st.closed() ? null : st);
+    }
+  }
+
+  // ---- extended attributes --------------------------------------------------------------------
+
+  public void setxattr(String path, String name, byte[] value, int flags) {
+    meta(new SetxattrReq(resolve(path), name, value, flags));
+  }
+
+  public byte[] getxattr(String path, String name) {
+    return meta(new GetxattrReq(resolve(path), name)).value();
+  }
+
+  public List<String> listxattr(String path) {
+    return meta(new ListxattrReq(resolve(path))).names();
+  }
+
+  public void removexattr(String path, String name) {
+    meta(new RemovexattrReq(resolve(path), name));
+  }
+
+  // ---- servers --------------------------------------------------------------------------------
+
+  /** Asks the metadata server who it is; EIO (with its address) when it does not answer. */
+  public org.flowfs.common.wire.CommonOp.PingResp ping() {
+    return meta(new org.flowfs.common.wire.CommonOp.PingReq(System.nanoTime()));
+  }
+
+  // ---- capacity -------------------------------------------------------------------------------
+
+  public FsStat statfs() {
+    List<CompletableFuture<IoStatfsResp>> fs = new ArrayList<>();
+    for (int i = 0; i < peers.ioCount(); i++) {
+      fs.add(peers.io(i).call(new IoStatfsReq()));
+    }
+    MetaStatfsResp m = meta(new MetaStatfsReq());
+    long total = 0;
+    long free = 0;
+    long avail = 0;
+    for (CompletableFuture<IoStatfsResp> f : fs) {
+      IoStatfsResp r = Await.get(f, timeout);
+      total += r.total();
+      free += r.free();
+      avail += r.available();
+    }
+    long freeFiles = 1L << 32;
+    return new FsStat(total, free, avail, m.objects() + freeFiles, freeFiles, peers.ioCount());
+  }
+
+  @Override
+  public void close() {
+    for (OpenFile f : List.copyOf(openFiles.values())) {
+      try {
+        release(f);
+      } catch (FsException e) {
+        // the servers are going away: nothing more to do with this file
+      }
+    }
+    peers.close();
+  }
+}

@@ -1,0 +1,110 @@
+package org.flowfs.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import org.flowfs.common.Layout;
+
+/**
+ * Reads ahead of a sequential reader of one file: the file is seen as windows of {@code window}
+ * bytes; a read in window {@code k} makes sure windows {@code k} and {@code k+1} are on their way,
+ * each fetched from all the file's servers at once, so every server stays busy while the reader
+ * consumes. A read that jumps elsewhere goes straight to the servers. The owner
+ * ({@link FileState}) serializes calls.
+ */
+final class ReadAhead {
+  private final DataPath path;
+  private final Layout layout;
+  private final int window;
+  private final Duration timeout;
+  private final ByteBufAllocator alloc;
+  private final TreeMap<Long, Window> windows = new TreeMap<>();
+  private long lastEnd;
+
+  private record Window(ByteBuf data, int length, CompletableFuture<Void> ready) {}
+
+  ReadAhead(DataPath path, Layout layout, int window, Duration timeout, ByteBufAllocator alloc) {
+    this.path = path;
+    this.layout = layout;
+    this.window = window;
+    this.timeout = timeout;
+    this.alloc = alloc;
+  }
+
+  /** Reads {@code length} bytes at {@code offset} (within {@code size}) into {@code dst}. */
+  void read(long offset, int length, long size, ByteBuf dst) {
+    boolean sequential = offset == lastEnd || covered(offset);
+    lastEnd = offset + length;
+    if (window <= 0 || !sequential) {
+      Await.get(path.read(layout, offset, length, dst), timeout);
+      return;
+    }
+    long k = offset / window;
+    fetch(k, size);
+    fetch(k + 1, size);
+    // drop windows behind the reader
+    Iterator<Map.Entry<Long, Window>> it = windows.headMap(k, false).entrySet().iterator();
+    while (it.hasNext()) {
+      drop(it.next().getValue());
+      it.remove();
+    }
+    long pos = offset;
+    long end = offset + length;
+    while (pos < end) {
+      long wk = pos / window;
+      Window w = windows.get(wk);
+      if (w == null) {
+        fetch(wk, size);
+        w = windows.get(wk);
+      }
+      try {
+        Await.get(w.ready, timeout);
+      } catch (RuntimeException e) {
+        windows.remove(wk);
+        drop(w);
+        throw e;
+      }
+      int at = (int) (pos - wk * window);
+      int n = (int) Math.min(end - pos, (long) w.length - at);
+      if (n <= 0) {
+        // the window was fetched when the file was shorter: read the rest directly
+        Await.get(path.read(layout, pos, (int) (end - pos), dst), timeout);
+        break;
+      }
+      dst.writeBytes(w.data, at, n);
+      pos += n;
+    }
+  }
+
+  private boolean covered(long offset) {
+    Window w = windows.get(offset / window);
+    return w != null;
+  }
+
+  private void fetch(long k, long size) {
+    long start = k * window;
+    if (start >= size || windows.containsKey(k)) {
+      return;
+    }
+    int len = (int) Math.min(window, size - start);
+    ByteBuf buf = alloc.directBuffer(len);
+    CompletableFuture<Void> ready = path.read(layout, start, len, buf);
+    windows.put(k, new Window(buf, len, ready));
+  }
+
+  /** Forgets everything read ahead (the file changed). */
+  void invalidate() {
+    for (Window w : windows.values()) {
+      drop(w);
+    }
+    windows.clear();
+  }
+
+  private static void drop(Window w) {
+    w.ready.whenComplete((v, err) -> w.data.release());
+  }
+}

@@ -1,0 +1,139 @@
+package org.flowfs.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Layout;
+
+/**
+ * Buffers one file's writes and sends them in large pieces: the kernel's 128 KiB writes that
+ * follow each other fill one buffer of {@code capacity} bytes, which then goes to all the file's
+ * servers at once while the next one fills (at most {@link #MAX_IN_FLIGHT} buffers out). A write
+ * that does not follow the buffered bytes sends them first. A buffer that overlaps one still in
+ * flight waits for it, so a later write never overtakes an earlier one.
+ *
+ * <p>A failed send is reported by the next write, {@link #flush()} or close, as NFS does. The
+ * owner ({@link FileState}) serializes calls.
+ */
+final class WriteBehind {
+  static final int MAX_IN_FLIGHT = 2;
+
+  private final DataPath path;
+  private final Layout layout;
+  private final int capacity;
+  private final Duration timeout;
+  private final ByteBufAllocator alloc;
+  private final List<Sent> inFlight = new ArrayList<>();
+  private ByteBuf buffer;
+  private long bufferStart;
+  private volatile Throwable failure;
+
+  private record Sent(long start, long end, CompletableFuture<Void> done) {}
+
+  WriteBehind(DataPath path, Layout layout, int capacity, Duration timeout, ByteBufAllocator alloc) {
+    this.path = path;
+    this.layout = layout;
+    this.capacity = capacity;
+    this.timeout = timeout;
+    this.alloc = alloc;
+  }
+
+  /** Buffers (or sends) a copy of {@code src}'s readable bytes; {@code src} stays the caller's. */
+  void write(long offset, ByteBuf src) {
+    rethrow();
+    int len = src.readableBytes();
+    if (buffer != null && (offset != bufferStart + buffer.readableBytes() || buffer.readableBytes() + len > capacity)) {
+      send();
+    }
+    if (len >= capacity) {
+      ByteBuf copy = alloc.directBuffer(len);
+      copy.writeBytes(src, src.readerIndex(), len);
+      dispatch(offset, copy);
+      return;
+    }
+    if (buffer == null) {
+      buffer = alloc.directBuffer(capacity);
+      bufferStart = offset;
+    }
+    buffer.writeBytes(src, src.readerIndex(), len);
+    if (buffer.readableBytes() >= capacity) {
+      send();
+    }
+  }
+
+  boolean isDirty() {
+    return buffer != null || !inFlight.isEmpty();
+  }
+
+  /** Sends what is buffered and waits until every send completed; throws the first failure. */
+  void flush() {
+    send();
+    for (Sent s : new ArrayList<>(inFlight)) {
+      await(s);
+    }
+    rethrow();
+  }
+
+  /** Drops buffered bytes (the file was truncated below them or is going away). */
+  void discard() {
+    if (buffer != null) {
+      buffer.release();
+      buffer = null;
+    }
+  }
+
+  private void send() {
+    if (buffer == null) {
+      return;
+    }
+    ByteBuf b = buffer;
+    buffer = null;
+    dispatch(bufferStart, b);
+  }
+
+  private void dispatch(long offset, ByteBuf data) {
+    long end = offset + data.readableBytes();
+    for (Sent s : new ArrayList<>(inFlight)) {
+      if (s.start < end && offset < s.end) {
+        await(s); // overlapping: keep the order of writes
+      }
+    }
+    while (inFlight.size() >= MAX_IN_FLIGHT) {
+      await(inFlight.get(0));
+    }
+    CompletableFuture<Void> done = path.write(layout, offset, data);
+    done.whenComplete((v, err) -> {
+      if (err != null && failure == null) {
+        failure = err;
+      }
+    });
+    inFlight.add(new Sent(offset, end, done));
+  }
+
+  private void await(Sent s) {
+    try {
+      Await.get(s.done, timeout);
+    } catch (FsException e) {
+      if (failure == null) {
+        failure = e;
+      }
+    } finally {
+      inFlight.remove(s);
+    }
+  }
+
+  private void rethrow() {
+    Throwable f = failure;
+    if (f != null) {
+      failure = null;
+      Throwable c = Errno.unwrap(f);
+      throw c instanceof FsException fe ? new FsException(fe.errno(), "an earlier write failed: " + fe.getMessage(), fe)
+          : new FsException(Errno.EIO, "an earlier write failed: " + c);
+    }
+  }
+}

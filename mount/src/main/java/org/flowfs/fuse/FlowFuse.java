@@ -1,0 +1,398 @@
+package org.flowfs.fuse;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import org.flowfs.client.Caller;
+import org.flowfs.client.FileSystemClient;
+import org.flowfs.client.OpenFile;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FsException;
+import org.flowfs.common.wire.MetaOp.Dirent;
+import org.flowfs.common.wire.MetaOp.SetxattrReq;
+import ru.serce.jnrfuse.FuseFillDir;
+import ru.serce.jnrfuse.FuseStubFS;
+import ru.serce.jnrfuse.struct.FileStat;
+import ru.serce.jnrfuse.struct.FuseContext;
+import ru.serce.jnrfuse.struct.FuseFileInfo;
+import ru.serce.jnrfuse.struct.Statvfs;
+import ru.serce.jnrfuse.struct.Timespec;
+
+/**
+ * The FUSE adapter: converts each callback's arguments, calls the {@link FileSystemClient}, and
+ * returns through {@link FuseOps#call}, the only place errors become errnos. No file-system logic
+ * lives here. Buffers from the kernel are wrapped, not copied, before the client sees them.
+ */
+final class FlowFuse extends FuseStubFS {
+  private static final long UTIME_NOW = (1L << 30) - 1;
+  private static final long UTIME_OMIT = (1L << 30) - 2;
+  private static final int XATTR_CREATE = 1;
+  private static final int XATTR_REPLACE = 2;
+
+  private final FileSystemClient fs;
+  private final FuseOps ops;
+  private final String name;
+  private volatile Runnable onUnmount = () -> {};
+
+  FlowFuse(FileSystemClient fs, String name) {
+    this.fs = fs;
+    this.ops = new FuseOps(fs.counters());
+    this.name = name;
+  }
+
+  void onUnmount(Runnable r) {
+    this.onUnmount = r;
+  }
+
+  @Override
+  protected String getFSName() {
+    return name;
+  }
+
+  /** jnr-fuse's own shutdown hook calls this: route it to the orderly unmount. */
+  @Override
+  public void umount() {
+    onUnmount.run();
+  }
+
+  void unmountNow() {
+    super.umount();
+  }
+
+  /** The calling process's credentials; valid only on the FUSE thread during the callback. */
+  private Caller caller() {
+    FuseContext c = getContext();
+    return new Caller(c.uid.intValue(), c.gid.intValue(), c.pid.intValue());
+  }
+
+  private static ByteBuf wrap(Pointer p, long size) {
+    return Unpooled.wrappedBuffer(p.address(), (int) size, false);
+  }
+
+  private OpenFile file(FuseFileInfo fi) {
+    return fs.openFile(fi.fh.get());
+  }
+
+  @Override
+  public int getattr(String path, FileStat stat) {
+    return ops.call("getattr", path, () -> {
+      Stats.fill(stat, fs.getattr(path));
+      return 0;
+    });
+  }
+
+  @Override
+  public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
+    return ops.call("fgetattr", path, () -> {
+      Stats.fill(stat, fi.fh.get() != 0 ? fs.getattr(file(fi)) : fs.getattr(path));
+      return 0;
+    });
+  }
+
+  @Override
+  public int readlink(String path, Pointer buf, long size) {
+    return ops.call("readlink", path, () -> {
+      byte[] t = fs.readlink(path).getBytes(StandardCharsets.UTF_8);
+      int n = (int) Math.min(t.length, size - 1);
+      buf.put(0, t, 0, n);
+      buf.putByte(n, (byte) 0);
+      return 0;
+    });
+  }
+
+  @Override
+  public int mknod(String path, long mode, long rdev) {
+    Caller c = caller();
+    return ops.call("mknod", path, () -> {
+      fs.mknod(path, (int) mode, (int) rdev, c);
+      return 0;
+    });
+  }
+
+  @Override
+  public int mkdir(String path, long mode) {
+    Caller c = caller();
+    return ops.call("mkdir", path, () -> {
+      fs.mkdir(path, (int) mode, c);
+      return 0;
+    });
+  }
+
+  @Override
+  public int unlink(String path) {
+    return ops.call("unlink", path, () -> {
+      fs.unlink(path);
+      return 0;
+    });
+  }
+
+  @Override
+  public int rmdir(String path) {
+    return ops.call("rmdir", path, () -> {
+      fs.rmdir(path);
+      return 0;
+    });
+  }
+
+  @Override
+  public int symlink(String target, String path) {
+    Caller c = caller();
+    return ops.call("symlink", path, () -> {
+      fs.symlink(target, path, c);
+      return 0;
+    });
+  }
+
+  @Override
+  public int rename(String from, String to) {
+    return ops.call("rename", from, () -> {
+      fs.rename(from, to, 0);
+      return 0;
+    });
+  }
+
+  @Override
+  public int link(String existing, String path) {
+    return ops.call("link", path, () -> {
+      fs.link(existing, path);
+      return 0;
+    });
+  }
+
+  @Override
+  public int chmod(String path, long mode) {
+    return ops.call("chmod", path, () -> {
+      fs.chmod(path, (int) mode);
+      return 0;
+    });
+  }
+
+  @Override
+  public int chown(String path, long uid, long gid) {
+    return ops.call("chown", path, () -> {
+      fs.chown(path, (int) uid, (int) gid);
+      return 0;
+    });
+  }
+
+  @Override
+  public int truncate(String path, long size) {
+    return ops.call("truncate", path, () -> {
+      fs.truncate(path, size);
+      return 0;
+    });
+  }
+
+  @Override
+  public int ftruncate(String path, long size, FuseFileInfo fi) {
+    return ops.call("ftruncate", path, () -> {
+      fs.truncate(file(fi), size);
+      return 0;
+    });
+  }
+
+  @Override
+  public int utimens(String path, Timespec[] ts) {
+    return ops.call("utimens", path, () -> {
+      fs.utimens(path, time(ts[0]), time(ts[1]));
+      return 0;
+    });
+  }
+
+  private static long time(Timespec t) {
+    long ns = t.tv_nsec.longValue();
+    if (ns == UTIME_NOW) {
+      return FileSystemClient.UTIME_NOW;
+    }
+    if (ns == UTIME_OMIT) {
+      return FileSystemClient.UTIME_OMIT;
+    }
+    return t.tv_sec.get() * 1_000_000_000L + ns;
+  }
+
+  @Override
+  public int open(String path, FuseFileInfo fi) {
+    return ops.call("open", path, () -> {
+      fi.fh.set(fs.open(path, fi.flags.get()).id());
+      return 0;
+    });
+  }
+
+  @Override
+  public int create(String path, long mode, FuseFileInfo fi) {
+    Caller c = caller();
+    return ops.call("create", path, () -> {
+      fi.fh.set(fs.create(path, (int) mode, fi.flags.get(), c).id());
+      return 0;
+    });
+  }
+
+  @Override
+  public int read(String path, Pointer buf, long size, long offset, FuseFileInfo fi) {
+    return ops.call("read", path, () -> fs.read(file(fi), offset, (int) size, wrap(buf, size).clear()));
+  }
+
+  @Override
+  public int write(String path, Pointer buf, long size, long offset, FuseFileInfo fi) {
+    return ops.call("write", path, () -> {
+      fs.write(file(fi), offset, wrap(buf, size));
+      return (int) size;
+    });
+  }
+
+  @Override
+  public int flush(String path, FuseFileInfo fi) {
+    return ops.call("flush", path, () -> {
+      fs.flush(file(fi));
+      return 0;
+    });
+  }
+
+  @Override
+  public int fsync(String path, int datasync, FuseFileInfo fi) {
+    return ops.call("fsync", path, () -> {
+      fs.fsync(file(fi), datasync != 0);
+      return 0;
+    });
+  }
+
+  @Override
+  public int release(String path, FuseFileInfo fi) {
+    return ops.call("release", path, () -> {
+      fs.release(file(fi));
+      return 0;
+    });
+  }
+
+  @Override
+  public int statfs(String path, Statvfs stbuf) {
+    return ops.call("statfs", path, () -> {
+      Stats.fill(stbuf, fs.statfs());
+      return 0;
+    });
+  }
+
+  @Override
+  public int opendir(String path, FuseFileInfo fi) {
+    return ops.call("opendir", path, () -> {
+      fi.fh.set(fs.opendir(path));
+      return 0;
+    });
+  }
+
+  @Override
+  public int readdir(String path, Pointer buf, FuseFillDir filler, long offset, FuseFileInfo fi) {
+    return ops.call("readdir", path, () -> {
+      long dir = fi.fh.get();
+      long off = offset;
+      if (off == 0) {
+        if (filler.apply(buf, ".", null, 1) != 0) {
+          return 0;
+        }
+        off = 1;
+      }
+      if (off == 1) {
+        if (filler.apply(buf, "..", null, 2) != 0) {
+          return 0;
+        }
+        off = 2;
+      }
+      FileStat st = Stats.entry(Runtime.getSystemRuntime());
+      for (int i = (int) (off - 2); ; i++) {
+        Dirent e = fs.readdir(dir, i);
+        if (e == null) {
+          return 0;
+        }
+        st.st_ino.set(e.handle().id());
+        st.st_mode.set(e.type().bits());
+        if (filler.apply(buf, e.name(), st, i + 3) != 0) {
+          return 0;
+        }
+      }
+    });
+  }
+
+  @Override
+  public int releasedir(String path, FuseFileInfo fi) {
+    return ops.call("releasedir", path, () -> {
+      fs.releasedir(fi.fh.get());
+      return 0;
+    });
+  }
+
+  @Override
+  public int fsyncdir(String path, FuseFileInfo fi) {
+    return ops.call("fsyncdir", path, () -> 0);
+  }
+
+  @Override
+  public int access(String path, int mask) {
+    return ops.call("access", path, () -> {
+      fs.getattr(path);
+      return 0;
+    });
+  }
+
+  @Override
+  public int setxattr(String path, String xname, Pointer value, long size, int flags) {
+    return ops.call("setxattr", path, () -> {
+      byte[] v = new byte[(int) size];
+      value.get(0, v, 0, v.length);
+      int f = ((flags & XATTR_CREATE) != 0 ? SetxattrReq.CREATE : 0) | ((flags & XATTR_REPLACE) != 0 ? SetxattrReq.REPLACE : 0);
+      fs.setxattr(path, xname, v, f);
+      return 0;
+    });
+  }
+
+  @Override
+  public int getxattr(String path, String xname, Pointer value, long size) {
+    return ops.call("getxattr", path, () -> {
+      byte[] v = fs.getxattr(path, xname);
+      if (size == 0) {
+        return v.length;
+      }
+      if (size < v.length) {
+        throw new FsException(Errno.ERANGE, "xattr value of " + v.length + " bytes");
+      }
+      value.put(0, v, 0, v.length);
+      return v.length;
+    });
+  }
+
+  @Override
+  public int listxattr(String path, Pointer list, long size) {
+    return ops.call("listxattr", path, () -> {
+      List<String> names = fs.listxattr(path);
+      int total = 0;
+      for (String n : names) {
+        total += n.getBytes(StandardCharsets.UTF_8).length + 1;
+      }
+      if (size == 0) {
+        return total;
+      }
+      if (size < total) {
+        throw new FsException(Errno.ERANGE, "xattr names need " + total + " bytes");
+      }
+      int at = 0;
+      for (String n : names) {
+        byte[] b = n.getBytes(StandardCharsets.UTF_8);
+        list.put(at, b, 0, b.length);
+        list.putByte(at + b.length, (byte) 0);
+        at += b.length + 1;
+      }
+      return total;
+    });
+  }
+
+  @Override
+  public int removexattr(String path, String xname) {
+    return ops.call("removexattr", path, () -> {
+      fs.removexattr(path, xname);
+      return 0;
+    });
+  }
+}

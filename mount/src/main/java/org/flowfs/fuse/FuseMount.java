@@ -1,0 +1,224 @@
+package org.flowfs.fuse;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.flowfs.client.FileSystemClient;
+import org.flowfs.common.config.ClientConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A FlowFS file system mounted with FUSE at one directory. {@link #mount} checks the mount point,
+ * starts libfuse's multithreaded loop on its own thread and returns once the kernel shows the
+ * mount; {@link #close()} unmounts and waits (bounded) for the loop to end. Problems a user can
+ * fix (no such directory, already mounted, no FUSE) are {@link MountException}s with a message
+ * that says what to do.
+ */
+public final class FuseMount implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(FuseMount.class);
+  public static final String TYPE = "fuse.flowfs";
+
+  private final Path mountPoint;
+  private final FlowFuse fuse;
+  private final CompletableFuture<Integer> loop = new CompletableFuture<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /** A mount that cannot be made, for a reason the user can act on. */
+  public static final class MountException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    public MountException(String message) {
+      super(message);
+    }
+  }
+
+  private FuseMount(Path mountPoint, FlowFuse fuse) {
+    this.mountPoint = mountPoint;
+    this.fuse = fuse;
+  }
+
+  /** The libfuse options FlowFS mounts with (see README, "Mount options"). */
+  static List<String> options(String fsName, ClientConfig client, boolean allowOther) {
+    List<String> o = new ArrayList<>();
+    o.add("fsname=" + fsName);
+    o.add("subtype=flowfs");
+    o.add("big_writes");
+    o.add("max_write=131072");
+    o.add("max_read=131072");
+    o.add("max_readahead=131072");
+    o.add("use_ino");
+    o.add("readdir_ino");
+    o.add("auto_cache");
+    o.add("default_permissions");
+    o.add("attr_timeout=" + seconds(client.attrTimeout()));
+    o.add("entry_timeout=" + seconds(client.entryTimeout()));
+    o.add("negative_timeout=0");
+    if (allowOther) {
+      o.add("allow_other");
+    }
+    return o;
+  }
+
+  private static String seconds(Duration d) {
+    return String.format(java.util.Locale.ROOT, "%.3f", d.toMillis() / 1000.0);
+  }
+
+  /**
+   * Mounts {@code client}'s file system at {@code mountPoint} and waits until it is mounted.
+   *
+   * @throws MountException when the mount point is unusable or FUSE is missing
+   */
+  public static FuseMount mount(FileSystemClient client, Path mountPoint, String fsName) throws MountException {
+    Path mp = mountPoint.toAbsolutePath().normalize();
+    check(mp);
+    FlowFuse fuse;
+    try {
+      fuse = new FlowFuse(client, fsName);
+    } catch (Throwable t) {
+      throw new MountException("cannot load libfuse 2 (libfuse.so.2): install the Debian package 'libfuse2' ("
+          + t.getMessage() + ")");
+    }
+    FuseMount m = new FuseMount(mp, fuse);
+    fuse.onUnmount(m::close);
+    boolean root = "root".equals(System.getProperty("user.name"));
+    List<String> opts = options(fsName, client.config().client(), root || userAllowOther());
+    String[] args = new String[opts.size() * 2];
+    for (int i = 0; i < opts.size(); i++) {
+      args[2 * i] = "-o";
+      args[2 * i + 1] = opts.get(i);
+    }
+    Thread t = new Thread(() -> {
+      try {
+        fuse.mount(mp, true, false, args);
+        m.loop.complete(0);
+      } catch (Throwable e) {
+        m.loop.completeExceptionally(e);
+      }
+    }, "fuse-loop");
+    t.setDaemon(true);
+    t.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (System.nanoTime() < deadline) {
+      if (TYPE.equals(MountTable.typeAt(mp))) {
+        LOG.info("mounted {} at {} ({})", fsName, mp, String.join(",", opts));
+        return m;
+      }
+      if (m.loop.isDone()) {
+        String why = m.loop.isCompletedExceptionally() ? m.loop.handle((v, e) -> String.valueOf(e)).join() : "libfuse exited";
+        throw new MountException("mounting " + mp + " failed: " + why + " (is /dev/fuse available? is 'fuse3' installed?)");
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    m.close();
+    throw new MountException("mounting " + mp + " did not complete within 20 s");
+  }
+
+  private static boolean userAllowOther() {
+    try {
+      return Files.readAllLines(Path.of("/etc/fuse.conf")).stream().anyMatch(l -> l.strip().equals("user_allow_other"));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static void check(Path mp) throws MountException {
+    if (!Files.exists(Path.of("/dev/fuse"))) {
+      throw new MountException("/dev/fuse does not exist: this machine has no FUSE (load the 'fuse' kernel module)");
+    }
+    if (!Files.exists(mp)) {
+      throw new MountException("mount point " + mp + " does not exist (create it with: mkdir -p " + mp + ")");
+    }
+    if (!Files.isDirectory(mp)) {
+      throw new MountException("mount point " + mp + " is not a directory");
+    }
+    String type = MountTable.typeAt(mp);
+    if (type != null) {
+      throw new MountException(mp + " is already a mount point (" + type + "); unmount it first: fusermount -u " + mp);
+    }
+  }
+
+  public Path mountPoint() {
+    return mountPoint;
+  }
+
+  /** Blocks until the file system is unmounted (by {@link #close()}, fusermount -u or umount). */
+  public void awaitUnmount() {
+    try {
+      loop.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      LOG.warn("FUSE loop ended with {}", e.toString());
+    }
+  }
+
+  public boolean isMounted() {
+    return !loop.isDone();
+  }
+
+  /** Unmounts and waits up to 10 s for libfuse's loop to end; idempotent. */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      awaitQuietly(10);
+      return;
+    }
+    if (!loop.isDone()) {
+      LOG.info("unmounting {}", mountPoint);
+      unmount(mountPoint);
+    }
+    if (!awaitQuietly(10)) {
+      LOG.warn("FUSE loop for {} did not end within 10 s", mountPoint);
+    }
+  }
+
+  private boolean awaitQuietly(int seconds) {
+    try {
+      loop.get(seconds, TimeUnit.SECONDS);
+      return true;
+    } catch (Exception e) {
+      return loop.isDone();
+    }
+  }
+
+  /** Runs {@code fusermount -u} (falling back to {@code umount}), lazily if the mount is busy. */
+  static void unmount(Path mp) {
+    if (run("fusermount", "-u", mp.toString()) || run("fusermount3", "-u", mp.toString())
+        || run("umount", mp.toString())) {
+      return;
+    }
+    LOG.warn("{} is busy; detaching it lazily", mp);
+    if (!run("fusermount", "-u", "-z", mp.toString()) && !run("umount", "-l", mp.toString())) {
+      LOG.error("cannot unmount {}", mp);
+    }
+  }
+
+  private static boolean run(String... cmd) {
+    try {
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes());
+      boolean ok = p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+      if (!ok && !out.isBlank()) {
+        LOG.debug("{}: {}", String.join(" ", cmd), out.strip());
+      }
+      return ok;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+}
