@@ -42,6 +42,19 @@ final class FlowFuse extends FuseStubFS {
     this.fs = fs;
     this.ops = new FuseOps(fs.counters());
     this.name = name;
+    allowUtimeOmit();
+  }
+
+  /**
+   * Sets {@code flag_utime_omit_ok} in libfuse's operations struct. Without it libfuse 2 drops a
+   * time update that leaves one of the two times alone ({@code touch -a}, {@code touch -m}).
+   * jnr-fuse models the flags word (C bitfields: nullpath_ok, nopath, utime_omit_ok, reserved)
+   * as padding, so the bit is set in the struct's memory: bit 2 of that word on little-endian.
+   */
+  private void allowUtimeOmit() {
+    Pointer mem = jnr.ffi.Struct.getMemory(fuseOperations);
+    long at = StructOffsets.offsetOf(fuseOperations.flag_nullpath_ok);
+    mem.putInt(at, mem.getInt(at) | (1 << 2));
   }
 
   void onUnmount(Runnable r) {

@@ -1,0 +1,133 @@
+package org.flowfs.it;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.flowfs.cli.EmbeddedCluster;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.fuse.FuseMount;
+import org.flowfs.fuse.MountTable;
+
+/**
+ * The shape systemd runs: {@code flowfs metaserver}, one {@code flowfs ioserver --id N} per I/O
+ * server and {@code flowfs mount}, each its own process, sharing one config file.
+ */
+final class ProcessDeployment implements Deployment {
+  private final Path data;
+  private final Path mnt;
+  private final Path conf;
+  private final int ioServers;
+  private final FlowFsConfig config;
+  private ServerProcess meta;
+  private final List<ServerProcess> io = new ArrayList<>();
+  private ServerProcess mount;
+
+  ProcessDeployment(Path root, int ioServers) throws Exception {
+    this.data = root.resolve("data");
+    this.mnt = root.resolve("mnt");
+    this.ioServers = ioServers;
+    Files.createDirectories(mnt);
+    Files.createDirectories(data);
+    this.conf = data.resolve("flowfs.conf");
+    String text = EmbeddedCluster.configText(data, ioServers, 0);
+    // fixed ports, so every process of the file system finds the others from the file
+    StringBuilder sb = new StringBuilder();
+    for (String line : text.split("\n")) {
+      if (line.matches("(meta|io\\.\\d+)\\.address = 127\\.0\\.0\\.1:0")) {
+        line = line.replace(":0", ":" + freePort());
+      }
+      sb.append(line).append('\n');
+    }
+    Files.writeString(conf, sb.toString());
+    this.config = FlowFsConfig.load(conf);
+    Reaper.track(this);
+    start();
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  Path config() {
+    return conf;
+  }
+
+  @Override
+  public void start() throws Exception {
+    Path logs = data.resolve("logs");
+    for (int i = 0; i < ioServers; i++) {
+      ServerProcess p = ServerProcess.start("ioserver " + i, logs, List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i)));
+      io.add(p);
+    }
+    for (int i = 0; i < ioServers; i++) {
+      InetSocketAddress a = config.ioServer(i).address();
+      io.get(i).awaitReady(() -> ServerProcess.listening(a), 60);
+    }
+    startMeta();
+    mount = ServerProcess.start("mount", logs, List.of("mount", "--config", conf.toString(), mnt.toString()));
+    mount.awaitReady(() -> FuseMount.TYPE.equals(MountTable.typeAt(mnt)), 60);
+  }
+
+  void startMeta() throws IOException {
+    meta = ServerProcess.start("metaserver", data.resolve("logs"), List.of("metaserver", "--config", conf.toString()));
+    meta.awaitReady(() -> ServerProcess.listening(config.meta().address()), 60);
+  }
+
+  ServerProcess meta() {
+    return meta;
+  }
+
+  ServerProcess io(int i) {
+    return io.get(i);
+  }
+
+  ServerProcess mount() {
+    return mount;
+  }
+
+  @Override
+  public void stop() {
+    if (mount != null) {
+      mount.stop(30);
+      mount = null;
+    }
+    if (FuseMount.TYPE.equals(MountTable.typeAt(mnt))) {
+      Sh.run(data, "fusermount -u -z '" + mnt + "' || umount -l '" + mnt + "'");
+    }
+    if (meta != null) {
+      meta.stop(20);
+      meta = null;
+    }
+    for (ServerProcess p : io) {
+      p.stop(20);
+    }
+    io.clear();
+  }
+
+  @Override
+  public Path mountPoint() {
+    return mnt;
+  }
+
+  @Override
+  public Path dataDir() {
+    return data;
+  }
+
+  @Override
+  public int ioServers() {
+    return ioServers;
+  }
+
+  @Override
+  public void close() {
+    stop();
+    Reaper.untrack(this);
+  }
+}

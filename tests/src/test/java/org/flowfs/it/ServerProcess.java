@@ -1,0 +1,122 @@
+package org.flowfs.it;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One {@code flowfs} role run as its own process, the way a systemd unit runs it: the same main
+ * class with a subcommand, its output in a log file.
+ */
+final class ServerProcess {
+  private final String name;
+  private final Path log;
+  private final Process process;
+
+  private ServerProcess(String name, Path log, Process process) {
+    this.name = name;
+    this.log = log;
+    this.process = process;
+  }
+
+  /** The java command that runs {@code org.flowfs.cli.Main args} with this JVM's classpath. */
+  static List<String> command(List<String> args) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx256m");
+    cmd.add("--add-opens");
+    cmd.add("java.base/java.nio=ALL-UNNAMED");
+    cmd.add("--add-opens");
+    cmd.add("java.base/jdk.internal.misc=ALL-UNNAMED");
+    cmd.add("-Dio.netty.tryReflectionSetAccessible=true");
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add("org.flowfs.cli.Main");
+    cmd.addAll(args);
+    return cmd;
+  }
+
+  static ServerProcess start(String name, Path logDir, List<String> args) throws IOException {
+    Files.createDirectories(logDir);
+    Path log = logDir.resolve(name.replace(' ', '-') + ".log");
+    Process p = new ProcessBuilder(command(args)).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+    return new ServerProcess(name, log, p);
+  }
+
+  /** Waits until {@code ready} holds; fails with the log's tail if the process dies or time runs out. */
+  void awaitReady(BooleanSupplier ready, int seconds) throws IOException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (System.nanoTime() < deadline) {
+      if (ready.getAsBoolean()) {
+        return;
+      }
+      if (!process.isAlive()) {
+        throw new IOException(name + " exited with " + process.exitValue() + ":\n" + logTail());
+      }
+      sleep(50);
+    }
+    throw new IOException(name + " not ready within " + seconds + " s:\n" + logTail());
+  }
+
+  static boolean listening(InetSocketAddress a) {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress(a.getHostString(), a.getPort()), 200);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  String logTail() {
+    try {
+      List<String> lines = Files.readAllLines(log);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+
+  Process process() {
+    return process;
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited within {@code seconds}; returns the exit code. */
+  int stop(int seconds) {
+    process.destroy();
+    try {
+      if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    }
+    return process.isAlive() ? -1 : process.exitValue();
+  }
+
+  /** SIGKILL, as a crash. */
+  void kill() {
+    process.destroyForcibly();
+    try {
+      process.waitFor(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
