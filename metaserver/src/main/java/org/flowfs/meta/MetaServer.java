@@ -213,7 +213,7 @@ public final class MetaServer implements AutoCloseable {
 
   static DistSpec defaultDist(LayoutConfig layout) {
     return switch (layout.distribution()) {
-      case "basic" -> DistSpec.of("basic");
+      case org.flowfs.common.dist.Basic.NAME -> new org.flowfs.common.dist.Basic().spec();
       default -> new SimpleStripe(layout.stripSize()).spec();
     };
   }

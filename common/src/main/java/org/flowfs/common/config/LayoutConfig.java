@@ -12,7 +12,7 @@ import java.util.Set;
 public record LayoutConfig(String distribution, long stripSize, int servers) {
   static LayoutConfig from(ConfigSource s) {
     return new LayoutConfig(
-        s.choice("layout.distribution", "simple_stripe", Set.of("simple_stripe", "basic")),
+        s.choice("layout.distribution", "simple_stripe", Set.of(org.flowfs.common.dist.SimpleStripe.NAME, org.flowfs.common.dist.Basic.NAME)),
         s.size("layout.strip-size", 64 * 1024, 4096, 1L << 30),
         s.integer("layout.servers", 0, 0, 1024));
   }

@@ -6,8 +6,9 @@ import org.flowfs.common.DistSpec;
  * Maps logical file offsets onto the datafiles of a file (seed 003's {@code PINT_dist_methods}).
  * Server numbers are {@code 0 .. serverCount-1}, the index of a datafile in the file's layout.
  *
- * <p>Implementations are immutable records of their parameters, registered by name in
- * {@link Distributions}; they are thread safe and never block.
+ * <p>Implementations are immutable values of their parameters (records where they can be),
+ * registered by name in {@link Distributions}; they are thread safe and never block. The built-in
+ * ones are {@link SimpleStripe} (the default), {@link Basic} and {@link VarStrip}.
  */
 public interface Distribution {
   /** The registered name, stored in a file's metadata. */
@@ -27,11 +28,15 @@ public interface Distribution {
 
   /**
    * How many bytes from {@code logical} on stay on the same server and are contiguous in its
-   * datafile (at least 1).
+   * datafile (at least 1). The built-in distributions return the longest such run; {@code
+   * Long.MAX_VALUE - logical} stands for "to the end of all offsets".
    */
   long contiguousLength(long logical, int serverCount);
 
-  /** The smallest logical offset {@code >= logical} that server {@code server} holds. */
+  /**
+   * The smallest logical offset {@code >= logical} that server {@code server} holds, or {@link
+   * Long#MAX_VALUE} if it holds none (a server a distribution gives no data to).
+   */
   long nextMappedOffset(long logical, int server, int serverCount);
 
   /**
