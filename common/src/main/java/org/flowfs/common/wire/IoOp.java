@@ -2,6 +2,7 @@ package org.flowfs.common.wire;
 
 import io.netty.buffer.ByteBuf;
 import java.util.List;
+import org.flowfs.common.DistSpec;
 import org.flowfs.common.Handle;
 
 /** The I/O servers' operations on datafiles ("bstreams"). Ids 200..299. */
@@ -101,4 +102,55 @@ public sealed interface IoOp extends Message {
       }
     }
   }
+
+  // ---- flows and the eager path (seed 001) ----------------------------------------------------
+
+  /**
+   * Asks for a flow between the client and this server's datafile {@code handle}: the server's
+   * share (server {@code serverNr} of {@code serverCount} under {@code dist}) of {@code
+   * aggregateSize} bytes of {@code fileReq} tiled from {@code fileReqOffset}. For a read the file
+   * is {@code fsize} bytes long (nothing past it is sent); a write extends the file. The flows at
+   * both ends carry {@code tag}; the answer, {@link FlowAck}, says the server is ready, and a write's
+   * data may follow. {@code protocol} names the flow protocol (null: the server's default).
+   */
+  @Wire(220)
+  record FlowReq(long tag, Handle handle, boolean write, RequestSpec fileReq, long fileReqOffset, long aggregateSize,
+      DistSpec dist, int serverNr, int serverCount, long fsize, String protocol) implements IoOp, Req<FlowAck> {
+    public FlowReq {
+      if (fileReqOffset < 0 || aggregateSize < 0 || fsize < 0 || serverCount <= 0 || serverNr < 0 || serverNr >= serverCount
+          || fileReq == null || dist == null) {
+        throw new IllegalArgumentException("flow request out of range");
+      }
+    }
+  }
+
+  /** The server's ready for a flow: it will move {@code bytes} bytes. */
+  @Wire(221)
+  record FlowAck(long tag, long bytes) implements IoOp {}
+
+  /** A piece of a flow's data, sent one-way with the flow's tag as the frame id. */
+  @Wire(222)
+  record FlowData(ByteBuf payload) implements IoOp, HasPayload {}
+
+  /**
+   * The end of a flow, sent one-way with its tag: for a write, the trailing ack after the data is
+   * stored ({@code size}: the datafile's size); for a read, after the last data. A non-zero
+   * {@code errno} ends the flow in error.
+   */
+  @Wire(223)
+  record FlowDone(int errno, long transferred, long size) implements IoOp {}
+
+  /** The eager write: this request, then an {@link EagerData} with {@code tag}, then the answer; no flow. */
+  @Wire(224)
+  record EagerWriteReq(long tag, Handle handle, long offset, int length) implements IoOp, Req<WriteResp> {
+    public EagerWriteReq {
+      if (offset < 0 || length < 0) {
+        throw new IllegalArgumentException("offset or length");
+      }
+    }
+  }
+
+  /** The data of an eager write, one-way with the request's tag as the frame id. */
+  @Wire(225)
+  record EagerData(ByteBuf payload) implements IoOp, HasPayload {}
 }

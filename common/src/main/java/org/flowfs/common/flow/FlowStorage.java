@@ -1,0 +1,21 @@
+package org.flowfs.common.flow;
+
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.Executor;
+import org.flowfs.common.Handle;
+
+/**
+ * Datafile storage as flows see it (the seed's Trove): positional reads and writes that block,
+ * run on {@link #executor()}, never on an event loop or the flow service thread. Implemented by
+ * the I/O server over its bstream store.
+ */
+public interface FlowStorage {
+  /** Where storage work runs (the I/O server's {@code io-store-N} pool). */
+  Executor executor();
+
+  /** Appends up to {@code length} bytes at {@code offset} to {@code dst}; returns the count (short at the end). */
+  int read(Handle h, long offset, int length, ByteBuf dst);
+
+  /** Writes all readable bytes of {@code src} at {@code offset} (does not release it). */
+  void write(Handle h, long offset, ByteBuf src);
+}

@@ -1,0 +1,63 @@
+package org.flowfs.meta;
+
+import org.flowfs.common.Attr;
+import org.flowfs.common.FileType;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
+
+/**
+ * The working copy of one stored object while an operation reads or changes it: attributes,
+ * layout (regular files), target (symlinks) and parent (directories, for the subtree check of
+ * rename and for "..").
+ *
+ * <p>Not thread safe: an operation loads it, changes it and stores it back through
+ * {@link InodeCodec}; nothing keeps it afterwards.
+ */
+final class Inode {
+  /** The nominal size of a directory. */
+  static final long DIR_SIZE = 4096;
+
+  final long handle;
+  final FileType type;
+  int mode;
+  int uid;
+  int gid;
+  int nlink;
+  long size;
+  long atimeNs;
+  long mtimeNs;
+  long ctimeNs;
+  int rdev;
+  /** Regular files only; may be null (datafiles created lazily). */
+  Layout layout;
+  /** Symlinks only. */
+  String target;
+  /** Directories only: the handle of the directory holding this one (the root's is its own). */
+  long parent;
+
+  Inode(long handle, FileType type) {
+    this.handle = handle;
+    this.type = type;
+  }
+
+  boolean isDir() {
+    return type == FileType.DIRECTORY;
+  }
+
+  /** Sets all three times. */
+  void stampAll(long nowNs) {
+    atimeNs = nowNs;
+    mtimeNs = nowNs;
+    ctimeNs = nowNs;
+  }
+
+  /** A directory's contents changed: mtime and ctime become {@code nowNs}. */
+  void touchContents(long nowNs) {
+    mtimeNs = nowNs;
+    ctimeNs = nowNs;
+  }
+
+  Attr toAttr() {
+    return new Attr(new Handle(handle), type, mode, uid, gid, nlink, size, atimeNs, mtimeNs, ctimeNs, rdev, layout);
+  }
+}

@@ -1,0 +1,476 @@
+package org.flowfs.meta;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Names;
+import org.flowfs.common.wire.MetaOp.Dirent;
+import org.flowfs.common.wire.MetaOp.RenameReq;
+import org.flowfs.common.wire.MetaOp.SetxattrReq;
+import org.flowfs.meta.MetadataStore.Counts;
+import org.flowfs.meta.MetadataStore.DirPage;
+import org.flowfs.meta.MetadataStore.NewObject;
+import org.flowfs.meta.MetadataStore.Removed;
+import org.flowfs.meta.MetadataStore.Renamed;
+import org.flowfs.meta.MetadataStore.SetAttr;
+import org.flowfs.meta.Tables.Counter;
+
+/**
+ * The POSIX rules of the namespace, written once for every store, over {@link Tables}.
+ *
+ * <p>Every mutation first validates everything it can fail on and throws {@link FsException}
+ * before its first change, so a failed mutation changes nothing; atomicity against crashes and
+ * unexpected exceptions is the store's business (a transaction, or a rollback).
+ *
+ * <p>Thread safety: reads may run concurrently with each other; the store runs mutations one at
+ * a time and keeps reads out while one runs.
+ */
+final class Namespace {
+  /** The most links an object (or subdirectories a directory) may have, as ext4. */
+  static final int LINK_MAX = 65000;
+  static final int XATTR_NAME_MAX = 255;
+  static final int XATTR_SIZE_MAX = 65536;
+  private static final int MAX_DEPTH = 1 << 20;
+
+  private final Tables t;
+
+  Namespace(Tables tables) {
+    this.t = tables;
+  }
+
+  /** Creates the root directory if the tables hold none; true if it did (commit it). */
+  boolean initRoot(long nowNs) {
+    long root = Handle.ROOT.id();
+    if (t.object(root) != null) {
+      return false;
+    }
+    Inode r = new Inode(root, FileType.DIRECTORY);
+    r.mode = 0755;
+    r.nlink = 2;
+    r.size = Inode.DIR_SIZE;
+    r.parent = root;
+    r.stampAll(nowNs);
+    store(r);
+    t.set(Counter.NEXT_HANDLE, Handle.ROOT.local() + 1);
+    t.set(Counter.OBJECTS, 1);
+    t.set(Counter.DIRECTORIES, 1);
+    return true;
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------
+
+  Attr getattr(Handle h) {
+    return load(h).toAttr();
+  }
+
+  /** Also resolves "." and ".." (the root's ".." is the root). */
+  Attr lookup(Handle parent, String name) {
+    Names.check(name);
+    Inode dir = loadDir(parent);
+    if (name.equals(".")) {
+      return dir.toAttr();
+    }
+    if (name.equals("..")) {
+      return loadExisting(dir.parent).toAttr();
+    }
+    byte[] e = t.entries().get(Keys.of(dir.handle, Keys.utf8(name)));
+    if (e == null) {
+      throw new FsException(Errno.ENOENT, name);
+    }
+    return loadExisting(Keys.entryHandle(e)).toAttr();
+  }
+
+  String readlink(Handle h) {
+    Inode n = load(h);
+    if (n.type != FileType.SYMLINK) {
+      throw new FsException(Errno.EINVAL, h + " is no symlink");
+    }
+    return n.target;
+  }
+
+  DirPage readdir(Handle dir, String cursor, int max, boolean plus) {
+    if (max <= 0) {
+      throw new FsException(Errno.EINVAL, "readdir max " + max);
+    }
+    Inode d = loadDir(dir);
+    byte[] from = cursor == null ? Keys.first(d.handle) : Keys.of(d.handle, Keys.utf8(cursor));
+    List<Dirent> out = new ArrayList<>(Math.min(max, 1024));
+    for (Map.Entry<byte[], byte[]> e : range(t.entries(), from, Keys.end(d.handle)).entrySet()) {
+      if (out.size() == max) {
+        return new DirPage(out, false);
+      }
+      long child = Keys.entryHandle(e.getValue());
+      Attr attr = plus ? loadExisting(child).toAttr() : null;
+      out.add(new Dirent(Keys.name(e.getKey()), new Handle(child), Keys.entryType(e.getValue()), attr));
+    }
+    return new DirPage(out, true);
+  }
+
+  byte[] getxattr(Handle h, String name) {
+    byte[] key = Keys.of(load(h).handle, xattrName(name));
+    byte[] v = t.xattrs().get(key);
+    if (v == null) {
+      throw new FsException(Errno.ENODATA, name);
+    }
+    return v.clone();
+  }
+
+  List<String> listxattr(Handle h) {
+    long id = load(h).handle;
+    List<String> names = new ArrayList<>();
+    for (byte[] k : range(t.xattrs(), Keys.first(id), Keys.end(id)).keySet()) {
+      names.add(Keys.name(k));
+    }
+    return names;
+  }
+
+  Counts counts() {
+    return new Counts(t.get(Counter.OBJECTS), t.get(Counter.DIRECTORIES));
+  }
+
+  /** Up to {@code max} objects with handles above {@code after}, in handle order. */
+  List<Attr> objectsAfter(long after, int max) {
+    List<Attr> out = new ArrayList<>(max);
+    for (Map.Entry<Long, byte[]> e : t.objects().tailMap(after, false).entrySet()) {
+      if (out.size() == max) {
+        break;
+      }
+      out.add(InodeCodec.decode(e.getKey(), e.getValue()).toAttr());
+    }
+    return out;
+  }
+
+  // ---- mutations ------------------------------------------------------------------------------
+
+  Attr create(Handle parentHandle, String name, NewObject obj, long nowNs) {
+    Names.checkNew(name);
+    byte[] target = checkNewObject(obj);
+    Inode parent = loadDir(parentHandle);
+    byte[] key = Keys.of(parent.handle, Keys.utf8(name));
+    if (t.entries().containsKey(key)) {
+      throw new FsException(Errno.EEXIST, name);
+    }
+    boolean dir = obj.type() == FileType.DIRECTORY;
+    if (dir && parent.nlink >= LINK_MAX) {
+      throw new FsException(Errno.EMLINK, "too many subdirectories in " + parentHandle);
+    }
+    long next = t.get(Counter.NEXT_HANDLE);
+    if (next > Handle.LOCAL_MASK) {
+      throw new FsException(Errno.ENOSPC, "metadata handles exhausted");
+    }
+    // validated: changes start here
+    t.set(Counter.NEXT_HANDLE, next + 1);
+    Inode n = new Inode(Handle.of(Handle.META_SERVER, next).id(), obj.type());
+    n.mode = obj.mode();
+    n.uid = obj.uid();
+    n.gid = obj.gid();
+    if ((parent.mode & Attr.S_ISGID) != 0) {
+      n.gid = parent.gid;
+      if (dir) {
+        n.mode |= Attr.S_ISGID;
+      }
+    }
+    n.nlink = dir ? 2 : 1;
+    n.rdev = obj.rdev();
+    n.stampAll(nowNs);
+    switch (obj.type()) {
+      case DIRECTORY -> {
+        n.size = Inode.DIR_SIZE;
+        n.parent = parent.handle;
+      }
+      case SYMLINK -> {
+        n.target = obj.target();
+        n.size = target.length;
+      }
+      case REGULAR -> n.layout = obj.layout();
+      default -> { }
+    }
+    store(n);
+    t.entries().put(key, Keys.entry(n.handle, n.type));
+    if (dir) {
+      parent.nlink++;
+    }
+    parent.touchContents(nowNs);
+    store(parent);
+    count(1, dir ? 1 : 0);
+    return n.toAttr();
+  }
+
+  Attr link(Handle target, Handle parentHandle, String name, long nowNs) {
+    Names.checkNew(name);
+    Inode n = load(target);
+    Inode parent = loadDir(parentHandle);
+    byte[] key = Keys.of(parent.handle, Keys.utf8(name));
+    if (t.entries().containsKey(key)) {
+      throw new FsException(Errno.EEXIST, name);
+    }
+    if (n.isDir()) {
+      throw new FsException(Errno.EPERM, "hard link to a directory");
+    }
+    if (n.nlink >= LINK_MAX) {
+      throw new FsException(Errno.EMLINK, target + " has " + n.nlink + " links");
+    }
+    t.entries().put(key, Keys.entry(n.handle, n.type));
+    n.nlink++;
+    n.ctimeNs = nowNs;
+    store(n);
+    parent.touchContents(nowNs);
+    store(parent);
+    return n.toAttr();
+  }
+
+  Removed remove(Handle parentHandle, String name, boolean directory, long nowNs) {
+    Names.checkNew(name);
+    Inode parent = loadDir(parentHandle);
+    byte[] key = Keys.of(parent.handle, Keys.utf8(name));
+    byte[] e = t.entries().get(key);
+    if (e == null) {
+      throw new FsException(Errno.ENOENT, name);
+    }
+    Inode n = loadExisting(Keys.entryHandle(e));
+    if (directory && !n.isDir()) {
+      throw new FsException(Errno.ENOTDIR, name);
+    }
+    if (!directory && n.isDir()) {
+      throw new FsException(Errno.EISDIR, name);
+    }
+    if (n.isDir() && hasEntries(n.handle)) {
+      throw new FsException(Errno.ENOTEMPTY, name);
+    }
+    t.entries().remove(key);
+    if (n.isDir()) {
+      parent.nlink--;
+    }
+    parent.touchContents(nowNs);
+    store(parent);
+    boolean gone = dropLink(n, nowNs);
+    return new Removed(n.toAttr(), gone);
+  }
+
+  Renamed rename(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long nowNs) {
+    Names.checkNew(srcName);
+    Names.checkNew(dstName);
+    if ((flags & ~RenameReq.NOREPLACE) != 0) {
+      throw new FsException(Errno.EINVAL, "rename flags " + flags);
+    }
+    Inode from = loadDir(srcParent);
+    Inode to = srcParent.equals(dstParent) ? from : loadDir(dstParent);
+    byte[] srcKey = Keys.of(from.handle, Keys.utf8(srcName));
+    byte[] srcEntry = t.entries().get(srcKey);
+    if (srcEntry == null) {
+      throw new FsException(Errno.ENOENT, srcName);
+    }
+    Inode src = loadExisting(Keys.entryHandle(srcEntry));
+    byte[] dstKey = Keys.of(to.handle, Keys.utf8(dstName));
+    byte[] dstEntry = t.entries().get(dstKey);
+    if (dstEntry != null && (flags & RenameReq.NOREPLACE) != 0) {
+      throw new FsException(Errno.EEXIST, dstName);
+    }
+    boolean moves = from != to;
+    if (src.isDir() && moves && isSelfOrAncestor(src.handle, to)) {
+      throw new FsException(Errno.EINVAL, "a directory cannot move into its own subtree");
+    }
+    if (dstEntry != null && Keys.entryHandle(dstEntry) == src.handle) {
+      return new Renamed(src.toAttr(), null, false);
+    }
+    Inode dst = dstEntry == null ? null : loadExisting(Keys.entryHandle(dstEntry));
+    if (dst != null) {
+      if (src.isDir() && !dst.isDir()) {
+        throw new FsException(Errno.ENOTDIR, dstName + " is no directory");
+      }
+      if (!src.isDir() && dst.isDir()) {
+        throw new FsException(Errno.EISDIR, dstName + " is a directory");
+      }
+      if (dst.isDir() && hasEntries(dst.handle)) {
+        throw new FsException(Errno.ENOTEMPTY, dstName);
+      }
+    }
+    if (src.isDir() && moves && dst == null && to.nlink >= LINK_MAX) {
+      throw new FsException(Errno.EMLINK, "too many subdirectories in " + dstParent);
+    }
+    // validated: changes start here
+    boolean replacedGone = false;
+    if (dst != null) {
+      if (dst.isDir()) {
+        to.nlink--;
+      }
+      replacedGone = dropLink(dst, nowNs);
+    }
+    t.entries().remove(srcKey);
+    t.entries().put(dstKey, Keys.entry(src.handle, src.type));
+    if (src.isDir() && moves) {
+      from.nlink--;
+      to.nlink++;
+      src.parent = to.handle;
+    }
+    src.ctimeNs = nowNs;
+    store(src);
+    from.touchContents(nowNs);
+    to.touchContents(nowNs);
+    store(from);
+    if (moves) {
+      store(to);
+    }
+    return new Renamed(src.toAttr(), dst == null ? null : dst.toAttr(), replacedGone);
+  }
+
+  /** The checks and time rules are {@link AttrChange}'s. */
+  Attr setattr(Handle h, SetAttr c, long nowNs) {
+    AttrChange.check(c);
+    Inode n = load(h);
+    AttrChange.checkTarget(c, n);
+    AttrChange.apply(c, n, nowNs);
+    store(n);
+    return n.toAttr();
+  }
+
+  void setxattr(Handle h, String name, byte[] value, int flags, long nowNs) {
+    byte[] nameBytes = xattrName(name);
+    if (value == null) {
+      throw new FsException(Errno.EINVAL, "no xattr value");
+    }
+    if (value.length > XATTR_SIZE_MAX) {
+      throw new FsException(Errno.E2BIG, "xattr value of " + value.length + " bytes");
+    }
+    int both = SetxattrReq.CREATE | SetxattrReq.REPLACE;
+    if ((flags & ~both) != 0 || flags == both) {
+      throw new FsException(Errno.EINVAL, "setxattr flags " + flags);
+    }
+    Inode n = load(h);
+    byte[] key = Keys.of(n.handle, nameBytes);
+    boolean exists = t.xattrs().containsKey(key);
+    if (exists && flags == SetxattrReq.CREATE) {
+      throw new FsException(Errno.EEXIST, name);
+    }
+    if (!exists && flags == SetxattrReq.REPLACE) {
+      throw new FsException(Errno.ENODATA, name);
+    }
+    t.xattrs().put(key, value.clone());
+    n.ctimeNs = nowNs;
+    store(n);
+  }
+
+  void removexattr(Handle h, String name, long nowNs) {
+    byte[] nameBytes = xattrName(name);
+    Inode n = load(h);
+    byte[] key = Keys.of(n.handle, nameBytes);
+    if (!t.xattrs().containsKey(key)) {
+      throw new FsException(Errno.ENODATA, name);
+    }
+    t.xattrs().remove(key);
+    n.ctimeNs = nowNs;
+    store(n);
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  /** Checks a {@link NewObject}; returns the symlink target's bytes (empty for other types). */
+  private static byte[] checkNewObject(NewObject obj) {
+    if (obj == null || obj.type() == null) {
+      throw new FsException(Errno.EINVAL, "no object type");
+    }
+    if ((obj.mode() & ~Attr.PERM_MASK) != 0) {
+      throw new FsException(Errno.EINVAL, "mode " + Integer.toOctalString(obj.mode()));
+    }
+    if (obj.layout() != null && obj.type() != FileType.REGULAR) {
+      throw new FsException(Errno.EINVAL, "a layout for a " + obj.type());
+    }
+    if (obj.type() == FileType.SYMLINK) {
+      return Keys.utf8(Names.checkTarget(obj.target()));
+    }
+    if (obj.target() != null) {
+      throw new FsException(Errno.EINVAL, "a symlink target for a " + obj.type());
+    }
+    return new byte[0];
+  }
+
+  private static byte[] xattrName(String name) {
+    if (name == null || name.isEmpty()) {
+      throw new FsException(Errno.ERANGE, "empty xattr name");
+    }
+    byte[] b = Keys.utf8(name);
+    if (b.length > XATTR_NAME_MAX || name.indexOf('\0') >= 0) {
+      throw new FsException(Errno.ERANGE, "xattr name of " + b.length + " bytes");
+    }
+    return b;
+  }
+
+  private static <V> NavigableMap<byte[], V> range(NavigableMap<byte[], V> map, byte[] after, byte[] end) {
+    return map.subMap(after, false, end, false);
+  }
+
+  private boolean hasEntries(long dir) {
+    return !range(t.entries(), Keys.first(dir), Keys.end(dir)).isEmpty();
+  }
+
+  /** True if {@code ancestor} is {@code dir} or one of the directories above it. */
+  private boolean isSelfOrAncestor(long ancestor, Inode dir) {
+    Inode d = dir;
+    for (int depth = 0; depth < MAX_DEPTH; depth++) {
+      if (d.handle == ancestor) {
+        return true;
+      }
+      if (d.parent == d.handle) {
+        return false;
+      }
+      d = loadExisting(d.parent);
+    }
+    throw new IllegalStateException("directory parents of " + new Handle(dir.handle) + " form a cycle");
+  }
+
+  /** Takes one link from {@code n} (a directory loses both); deletes it if none is left. */
+  private boolean dropLink(Inode n, long nowNs) {
+    n.nlink = n.isDir() ? 0 : n.nlink - 1;
+    n.ctimeNs = nowNs;
+    if (n.nlink > 0) {
+      store(n);
+      return false;
+    }
+    t.removeObject(n.handle);
+    range(t.xattrs(), Keys.first(n.handle), Keys.end(n.handle)).clear();
+    count(-1, n.isDir() ? -1 : 0);
+    return true;
+  }
+
+  private void count(long objects, long directories) {
+    t.set(Counter.OBJECTS, t.get(Counter.OBJECTS) + objects);
+    if (directories != 0) {
+      t.set(Counter.DIRECTORIES, t.get(Counter.DIRECTORIES) + directories);
+    }
+  }
+
+  private Inode load(Handle h) {
+    byte[] b = t.object(h.id());
+    if (b == null) {
+      throw new FsException(Errno.ENOENT, "no object " + h);
+    }
+    return InodeCodec.decode(h.id(), b);
+  }
+
+  private Inode loadDir(Handle h) {
+    Inode n = load(h);
+    if (!n.isDir()) {
+      throw new FsException(Errno.ENOTDIR, h + " is no directory");
+    }
+    return n;
+  }
+
+  /** An object an entry or a parent link names: its absence is damage, not ENOENT. */
+  private Inode loadExisting(long handle) {
+    byte[] b = t.object(handle);
+    if (b == null) {
+      throw new IllegalStateException("dangling reference to " + new Handle(handle) + " in the metadata store");
+    }
+    return InodeCodec.decode(handle, b);
+  }
+
+  private void store(Inode n) {
+    t.putObject(n.handle, InodeCodec.encode(n));
+  }
+}

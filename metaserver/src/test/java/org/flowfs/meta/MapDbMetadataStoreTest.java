@@ -1,0 +1,239 @@
+package org.flowfs.meta;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.meta.MetadataStore.Counts;
+import org.flowfs.meta.MetadataStore.NewObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The contract on MapDB, and what only a durable store does: reopen, group commit, rollback. */
+class MapDbMetadataStoreTest extends MetadataStoreContract {
+  @TempDir
+  Path dir;
+
+  @Override
+  MetadataStore open() {
+    try {
+      Path d = Files.createTempDirectory(dir, "store");
+      return new MapDbMetadataStore(d, 64);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  int randomOps() {
+    return 700; // each waits for its own commit (a sync)
+  }
+
+  private MapDbMetadataStore mapdb() {
+    return (MapDbMetadataStore) store;
+  }
+
+  private MapDbMetadataStore reopen() {
+    Path d = mapdb().file().getParent();
+    store.close();
+    store = new MapDbMetadataStore(d, 64);
+    return mapdb();
+  }
+
+  @Test
+  void reopen_keepsEverything() {
+    Attr d = mkdir(ROOT, "d");
+    Attr f = mkfile(d.handle(), "f");
+    join(store.link(f.handle(), ROOT, "f2", tick()));
+    Attr s = join(store.create(d.handle(), "s", new NewObject(FileType.SYMLINK, 0777, 5, 6, 0, null, "../f2"), tick()));
+    Attr dev = join(store.create(ROOT, "dev", new NewObject(FileType.BLOCK_DEVICE, 0660, 0, 6, 0x0801, null, null), tick()));
+    join(store.setxattr(f.handle(), "user.k", new byte[] {4, 5}, 0, tick()));
+    join(store.setattr(f.handle(), new MetadataStore.SetAttr(org.flowfs.common.wire.MetaOp.SetattrReq.SIZE, 0, 0, 0, 12345, 0, 0), tick()));
+    List<Attr> before = new ArrayList<>();
+    store.forEachObject(before::add);
+    Counts counts = store.counts();
+
+    reopen();
+
+    List<Attr> after = new ArrayList<>();
+    store.forEachObject(after::add);
+    assertEquals(before, after);
+    assertEquals(counts, store.counts());
+    assertEquals(List.of("d", "dev", "f2"), names(ROOT));
+    assertEquals(List.of("f", "s"), names(d.handle()));
+    assertEquals("../f2", store.readlink(s.handle()));
+    assertEquals(0x0801, attr(dev.handle()).rdev());
+    assertEquals(LAYOUT, attr(f.handle()).layout());
+    assertEquals(2, attr(f.handle()).nlink());
+    assertArrayEquals(new byte[] {4, 5}, store.getxattr(f.handle(), "user.k"));
+    assertEquals(d.handle(), store.lookup(d.handle(), ".").handle());
+    assertEquals(ROOT, store.lookup(d.handle(), "..").handle());
+  }
+
+  @Test
+  void reopen_keepsRootAsCreated() {
+    Attr root = attr(ROOT);
+    reopen();
+    assertEquals(root, attr(ROOT));
+    assertEquals(new Counts(1, 1), store.counts());
+  }
+
+  @Test
+  void reopen_neverReusesHandles() {
+    Set<Handle> used = new HashSet<>();
+    for (int round = 0; round < 3; round++) {
+      for (int i = 0; i < 5; i++) {
+        assertTrue(used.add(mkfile(ROOT, "f" + i).handle()));
+        join(store.remove(ROOT, "f" + i, false, tick()));
+      }
+      reopen();
+    }
+  }
+
+  @Test
+  void groupCommit_concurrentCreatesShareCommits() {
+    long commitsBefore = mapdb().commits();
+    int n = 2000;
+    List<CompletableFuture<Attr>> fs = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      fs.add(store.create(ROOT, "g" + i, obj(FileType.REGULAR, 0644), tick()));
+    }
+    fs.forEach(MetadataStoreContract::join);
+    long commits = mapdb().commits() - commitsBefore;
+    assertTrue(commits >= n / 64, "a group holds at most 64: " + commits);
+    assertTrue(commits <= n / 10, "expected far fewer commits than " + n + " creates, got " + commits);
+  }
+
+  @Test
+  void groupCommit_failedMutationsNeedNoCommit() {
+    mkfile(ROOT, "x");
+    long before = mapdb().commits();
+    assertEquals(Errno.EEXIST, errno(store.create(ROOT, "x", obj(FileType.REGULAR, 0644), tick())));
+    assertEquals(before, mapdb().commits());
+  }
+
+  @Test
+  void groupCommit_completesOffTheWriterThread() {
+    AtomicReference<String> thread = new AtomicReference<>();
+    join(store.create(ROOT, "t", obj(FileType.REGULAR, 0644), tick()).whenComplete((a, e) ->
+        thread.set(Thread.currentThread().getName())));
+    assertTrue(thread.get().startsWith("meta-complete-") || thread.get().equals(Thread.currentThread().getName()),
+        thread.get());
+    assertNotEquals("meta-writer", thread.get());
+  }
+
+  /**
+   * A mutation that breaks half way (a bug) sits in one group with good ones: it fails with EIO
+   * and leaves nothing behind; the others succeed.
+   */
+  @Test
+  void groupCommit_brokenMutationRollsBackAlone() throws Exception {
+    CountDownLatch hold = new CountDownLatch(1);
+    CountDownLatch holding = new CountDownLatch(1);
+    // occupy the writer so the next mutations queue up into one group
+    CompletableFuture<Object> blocker = mapdb().mutate(ns -> {
+      holding.countDown();
+      try {
+        hold.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return null;
+    });
+    assertTrue(holding.await(10, TimeUnit.SECONDS));
+    CompletableFuture<Attr> before = store.create(ROOT, "before", obj(FileType.REGULAR, 0644), tick());
+    long now = tick();
+    CompletableFuture<Attr> broken = mapdb().mutate(ns -> {
+      ns.create(ROOT, "half", obj(FileType.DIRECTORY, 0755), now);
+      throw new IllegalStateException("bug after a change");
+    });
+    CompletableFuture<Attr> exists = store.create(ROOT, "before", obj(FileType.REGULAR, 0644), tick());
+    CompletableFuture<Attr> after = store.create(ROOT, "after", obj(FileType.DIRECTORY, 0755), tick());
+    hold.countDown();
+    join(blocker);
+    Attr b = join(before);
+    Attr a = join(after);
+    assertEquals(Errno.EIO, errno(broken));
+    assertEquals(Errno.EEXIST, errno(exists));
+    assertEquals(List.of("after", "before"), names(ROOT));
+    assertEquals(new Counts(3, 2), store.counts());
+    assertEquals(3, attr(ROOT).nlink());
+    assertEquals(b, store.lookup(ROOT, "before"));
+    reopen();
+    assertEquals(List.of("after", "before"), names(ROOT));
+    assertEquals(a.handle(), store.lookup(ROOT, "after").handle());
+    assertEquals(3, attr(ROOT).nlink());
+  }
+
+  @Test
+  void close_finishesQueuedMutations() {
+    List<CompletableFuture<Attr>> fs = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      fs.add(store.create(ROOT, "q" + i, obj(FileType.REGULAR, 0644), tick()));
+    }
+    Path d = mapdb().file().getParent();
+    store.close();
+    fs.forEach(f -> assertTrue(f.isDone()));
+    fs.forEach(MetadataStoreContract::join);
+    store = new MapDbMetadataStore(d, 64);
+    assertEquals(500, names(ROOT).size());
+  }
+
+  @Test
+  void close_fromContinuation_doesNotWaitOnItself() {
+    CompletableFuture<Void> closed = store.create(ROOT, "last", obj(FileType.REGULAR, 0644), tick())
+        .thenRun(store::close);
+    join(closed);
+    assertEquals(Errno.EIO, errnoOf(() -> store.getattr(ROOT)));
+  }
+
+  @Test
+  void commitBatchOfOne_commitsEveryMutation() {
+    Path d = mapdb().file().getParent();
+    store.close();
+    store = new MapDbMetadataStore(d, 1);
+    List<CompletableFuture<Attr>> fs = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      fs.add(store.create(ROOT, "one" + i, obj(FileType.REGULAR, 0644), tick()));
+    }
+    fs.forEach(MetadataStoreContract::join);
+    assertEquals(20, mapdb().commits());
+    assertEquals(20, mapdb().mutations());
+  }
+
+  @Test
+  void open_garbageFile_EIO() throws Exception {
+    Path d = Files.createTempDirectory(dir, "garbage");
+    byte[] junk = new byte[64 * 1024];
+    new java.util.Random(7).nextBytes(junk);
+    Files.write(d.resolve(MapDbMetadataStore.FILE_NAME), junk);
+    FsException e = assertThrows(FsException.class, () -> new MapDbMetadataStore(d, 8).close());
+    assertEquals(Errno.EIO, e.errno());
+    assertTrue(e.getMessage().contains(MapDbMetadataStore.FILE_NAME), e.getMessage());
+  }
+
+  @Test
+  void open_twice_refused() {
+    Path d = mapdb().file().getParent();
+    assertThrows(FsException.class, () -> new MapDbMetadataStore(d, 8).close());
+    assertFalse(names(ROOT).contains("x"));
+  }
+}

@@ -1,0 +1,196 @@
+package org.flowfs.meta;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The redo volume: buffered writes, atomic syncs, recovery of complete and torn records. */
+class RedoVolumeTest {
+  @TempDir
+  Path dir;
+
+  private Path file() {
+    return dir.resolve("store");
+  }
+
+  private static byte[] bytes(int n, int seed) {
+    byte[] b = new byte[n];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+
+  @Test
+  void sync_thenReopen_readsWhatWasWritten() throws IOException {
+    byte[] spanning = bytes(3 * RedoVolume.PAGE + 100, 1);
+    try (RedoVolume v = RedoVolume.open(file())) {
+      v.ensureAvailable(10_000);
+      v.putData(RedoVolume.PAGE - 50, spanning, 0, spanning.length);
+      v.putLong(8, 0x0102030405060708L);
+      v.putInt(20, 77);
+      v.putByte(24, (byte) 9);
+      v.sync();
+    }
+    try (RedoVolume v = RedoVolume.open(file())) {
+      byte[] back = new byte[spanning.length];
+      v.getData(RedoVolume.PAGE - 50, back, 0, back.length);
+      assertArrayEquals(spanning, back);
+      assertEquals(0x0102030405060708L, v.getLong(8));
+      assertEquals(77, v.getInt(20));
+      assertEquals(9, v.getByte(24));
+      assertEquals(0, v.getLong(1 << 19), "unwritten space reads as zeros");
+      assertEquals(1 << 20, v.length(), "grows in steps of 1 MiB");
+    }
+  }
+
+  @Test
+  void writes_areInvisibleOnDiskUntilSync() throws IOException {
+    try (RedoVolume v = RedoVolume.open(file())) {
+      v.ensureAvailable(100);
+      v.putLong(0, 42);
+      assertEquals(42, v.getLong(0), "reads see buffered writes");
+      assertEquals(0, onDisk(0), "the store file is untouched before sync");
+      v.sync();
+      assertEquals(42, onDisk(0));
+      assertNull(redoRecord(), "a synced record is retired");
+    }
+  }
+
+  @Test
+  void open_appliesCompleteRecord() throws IOException {
+    try (RedoVolume v = RedoVolume.open(file())) {
+      v.ensureAvailable(100);
+      v.putLong(0, 1);
+      v.sync();
+    }
+    byte[] page = bytes(RedoVolume.PAGE, 2);
+    Files.write(RedoVolume.redoPath(file()), record(0, page));
+    try (RedoVolume v = RedoVolume.open(file())) {
+      byte[] back = new byte[RedoVolume.PAGE];
+      v.getData(0, back, 0, back.length);
+      assertArrayEquals(page, back);
+    }
+    assertNull(redoRecord());
+  }
+
+  @Test
+  void open_dropsTornOrDamagedRecord() throws IOException {
+    try (RedoVolume v = RedoVolume.open(file())) {
+      v.ensureAvailable(100);
+      v.putLong(0, 1);
+      v.sync();
+    }
+    byte[] full = record(0, bytes(RedoVolume.PAGE, 3));
+    byte[] torn = Arrays.copyOf(full, full.length - 20);
+    byte[] damaged = full.clone();
+    damaged[100] ^= 1;
+    for (byte[] bad : new byte[][] {torn, damaged, new byte[5]}) {
+      Files.write(RedoVolume.redoPath(file()), bad);
+      try (RedoVolume v = RedoVolume.open(file())) {
+        assertEquals(1, v.getLong(0));
+      }
+    }
+  }
+
+  @Test
+  void open_readsShortRecordBeforeStaleTail() throws IOException {
+    try (RedoVolume v = RedoVolume.open(file())) {
+      v.ensureAvailable(3 * RedoVolume.PAGE);
+      v.sync();
+    }
+    byte[] longer = record(RedoVolume.PAGE, bytes(RedoVolume.PAGE, 4), bytes(RedoVolume.PAGE, 5));
+    byte[] page = bytes(RedoVolume.PAGE, 6);
+    byte[] shorter = record(0, page);
+    System.arraycopy(shorter, 0, longer, 0, shorter.length);
+    Files.write(RedoVolume.redoPath(file()), longer);
+    try (RedoVolume v = RedoVolume.open(file())) {
+      byte[] back = new byte[RedoVolume.PAGE];
+      v.getData(0, back, 0, back.length);
+      assertArrayEquals(page, back);
+      assertEquals(0, v.getLong(RedoVolume.PAGE), "the stale tail is not applied");
+    }
+  }
+
+  @Test
+  void open_lockedByAnother_refused() throws IOException {
+    try (RedoVolume v = RedoVolume.open(file())) {
+      assertThrows(IOException.class, () -> RedoVolume.open(file()));
+    }
+    RedoVolume.open(file()).close();
+  }
+
+  @Test
+  void clear_zeroesBufferedAndStoredBytes() throws IOException {
+    try (RedoVolume v = RedoVolume.open(file())) {
+      v.ensureAvailable(100);
+      byte[] ones = new byte[3 * RedoVolume.PAGE];
+      Arrays.fill(ones, (byte) 1);
+      v.putData(0, ones, 0, ones.length);
+      v.sync();
+      v.clear(10, 2 * RedoVolume.PAGE + 10);
+      v.sync();
+      assertEquals(1, v.getByte(9));
+      assertEquals(0, v.getByte(10));
+      assertEquals(0, v.getByte(2 * RedoVolume.PAGE + 9));
+      assertEquals(1, v.getByte(2 * RedoVolume.PAGE + 10));
+    }
+  }
+
+  @Test
+  void interruptedReader_failsAlone_volumeGoesOn() throws Exception {
+    try (RedoVolume v = RedoVolume.open(file())) {
+      v.ensureAvailable(100);
+      v.putLong(0, 5);
+      v.sync();
+      Thread.currentThread().interrupt(); // the channel read sees it and closes the channel
+      assertThrows(java.io.UncheckedIOException.class, () -> v.getLong(0));
+      assertTrue(Thread.interrupted(), "the interrupt stays with the thread");
+      assertEquals(5, v.getLong(0));
+      v.putLong(8, 6);
+      v.sync();
+    }
+    try (RedoVolume v = RedoVolume.open(file())) {
+      assertEquals(6, v.getLong(8));
+    }
+  }
+
+  /** A redo record as the volume writes it: pages at {@code firstOffset}, one after another. */
+  private static byte[] record(long firstOffset, byte[]... pages) {
+    ByteBuffer b = ByteBuffer.allocate(RedoVolume.HEADER + pages.length * (8 + RedoVolume.PAGE) + RedoVolume.TRAILER);
+    b.putLong(RedoVolume.MAGIC).putInt(pages.length);
+    for (int i = 0; i < pages.length; i++) {
+      b.putLong(firstOffset + (long) i * RedoVolume.PAGE).put(pages[i]);
+    }
+    CRC32C crc = new CRC32C();
+    crc.update(b.array(), 0, b.position());
+    b.putLong(crc.getValue()).putLong(RedoVolume.END);
+    return b.array();
+  }
+
+  private long onDisk(long offset) throws IOException {
+    try (FileChannel ch = FileChannel.open(file(), StandardOpenOption.READ)) {
+      ByteBuffer b = ByteBuffer.allocate(8);
+      ch.read(b, offset);
+      return b.getLong(0);
+    }
+  }
+
+  private Object redoRecord() throws IOException {
+    try (FileChannel ch = FileChannel.open(RedoVolume.redoPath(file()), StandardOpenOption.READ)) {
+      return RedoVolume.parse(ch);
+    }
+  }
+}
