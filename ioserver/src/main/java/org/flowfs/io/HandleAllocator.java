@@ -24,18 +24,23 @@ final class HandleAllocator implements AutoCloseable {
   HandleAllocator(Path stateFile, int server) throws IOException {
     this.server = server;
     this.file = FileChannel.open(stateFile, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-    ByteBuffer b = ByteBuffer.allocate(8);
-    int n = file.read(b, 0);
-    if (n == 8) {
-      b.flip();
-      next = b.getLong();
-    } else if (n <= 0) {
-      next = 1;
-    } else {
-      throw new IOException(stateFile + " is corrupt (" + n + " bytes)");
-    }
-    if (next < 1 || next > Handle.LOCAL_MASK) {
-      throw new IOException(stateFile + " holds an impossible handle counter " + next);
+    try {
+      ByteBuffer b = ByteBuffer.allocate(8);
+      int n = file.read(b, 0);
+      if (n == 8) {
+        b.flip();
+        next = b.getLong();
+      } else if (n <= 0) {
+        next = 1;
+      } else {
+        throw new IOException(stateFile + " is corrupt (" + n + " bytes)");
+      }
+      if (next < 1 || next > Handle.LOCAL_MASK) {
+        throw new IOException(stateFile + " holds an impossible handle counter " + next);
+      }
+    } catch (IOException | RuntimeException e) {
+      file.close();
+      throw e;
     }
   }
 
@@ -63,7 +68,7 @@ final class HandleAllocator implements AutoCloseable {
 
   /** Whether {@code h} was handed out by this allocator. */
   synchronized boolean issued(Handle h) {
-    return h.server() == server && h.local() < next;
+    return h.server() == server && h.local() > 0 && h.local() < next; // local 0 is never handed out
   }
 
   @Override

@@ -25,7 +25,26 @@ import org.flowfs.common.wire.CommonOp.PingResp;
 import org.flowfs.common.wire.CommonOp.StatsReq;
 import org.flowfs.common.wire.CommonOp.StatsResp;
 import org.flowfs.common.wire.Frames;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.flowfs.common.config.FlowConfig;
+import org.flowfs.common.dist.Distributions;
+import org.flowfs.common.flow.BufferedFlowProtocol;
+import org.flowfs.common.flow.Endpoint;
+import org.flowfs.common.flow.FlowDescriptor;
+import org.flowfs.common.flow.FlowInterface;
+import org.flowfs.common.flow.FlowProtocol;
+import org.flowfs.common.flow.NetEndpoint;
+import org.flowfs.common.flow.StoreEndpoint;
+import org.flowfs.common.request.FileData;
+import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.IoOp.DataRemoveReq;
+import org.flowfs.common.wire.IoOp.EagerData;
+import org.flowfs.common.wire.IoOp.EagerWriteReq;
+import org.flowfs.common.wire.IoOp.FlowAck;
+import org.flowfs.common.wire.IoOp.FlowDone;
+import org.flowfs.common.wire.IoOp.FlowReq;
 import org.flowfs.common.wire.IoOp.HandlesResp;
 import org.flowfs.common.wire.IoOp.IoStatfsReq;
 import org.flowfs.common.wire.IoOp.IoStatfsResp;
@@ -59,6 +78,9 @@ public final class IoServer implements AutoCloseable {
   private final Counters counters = new Counters();
   private final RpcServer rpc;
   private final int maxRead;
+  private final FlowInterface flows;
+  private final StoreFlowStorage flowStorage;
+  private final EagerWrites eager = new EagerWrites();
 
   private IoServer(FlowFsConfig config, int id, NetRuntime net) throws IOException {
     this.id = id;
@@ -74,7 +96,21 @@ public final class IoServer implements AutoCloseable {
     }
     this.pool = NamedThreads.pool("io-store-" + id, config.io().threads());
     this.maxRead = (int) Math.min(Integer.MAX_VALUE, config.rpc().maxFrame() - Frames.HEADER - 64);
+    this.flowStorage = new StoreFlowStorage(store, pool, counters);
+    FlowConfig fc = config.flow();
+    List<FlowProtocol> protocols = new ArrayList<>(List.of(
+        new BufferedFlowProtocol(BufferedFlowProtocol.DOUBLE_BUFFER, fc.bufferSize(), fc.buffers()),
+        BufferedFlowProtocol.singleBuffer(fc.bufferSize())));
+    protocols.sort((a, b) -> a.name().equals(fc.protocol()) ? -1 : b.name().equals(fc.protocol()) ? 1 : 0);
+    this.flows = FlowInterface.initialize("io" + id, config.rpc().timeout(), counters, protocols);
     this.rpc = new RpcServer("ioserver " + id, net, me.address(), ops(), config.rpc(), MessageRegistry.DEFAULT, counters);
+    this.rpc.onOneway((env, ch) -> {
+      if (env.message() instanceof EagerData) {
+        eager.deliver(ch, env);
+      } else if (!flows.deliver(ch, env)) {
+        counters.increment("flow.orphan-frames");
+      }
+    });
   }
 
   /** Opens the storage of I/O server {@code id}; {@link #start()} then listens. */
@@ -100,19 +136,71 @@ public final class IoServer implements AutoCloseable {
   private OpTable ops() {
     OpTable t = new OpTable();
     t.async(PingReq.class, Access.READ_ONLY, (q, ctx) ->
-        java.util.concurrent.CompletableFuture.completedFuture(new PingResp("ioserver", id, Version.RELEASE, q.sentNanos())));
+        CompletableFuture.completedFuture(new PingResp("ioserver", id, Version.RELEASE, q.sentNanos())));
     t.async(StatsReq.class, Access.READ_ONLY, (q, ctx) ->
-        java.util.concurrent.CompletableFuture.completedFuture(new StatsResp("ioserver", id, counters.snapshot())));
+        CompletableFuture.completedFuture(new StatsResp("ioserver", id, counters.snapshot())));
     t.blocking(PrecreateReq.class, Access.MODIFY, pool, (q, ctx) -> new HandlesResp(allocator.allocate(q.count())));
+    // the short write: the data rides in the request
     t.blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
       try {
         int n = q.payload().readableBytes();
         long size = store.write(checked(q.handle()), q.offset(), q.payload());
         counters.add("bytes.written", n);
+        counters.increment("path.short.ops");
+        counters.add("path.short.bytes", n);
         return new WriteResp(n, size);
       } finally {
         q.release();
       }
+    });
+    // the eager write: request, then the data message, then this answer
+    t.async(EagerWriteReq.class, Access.MODIFY, (q, ctx) -> {
+      Handle h = checked(q.handle());
+      return eager.expect(ctx.channel(), q.tag()).thenApplyAsync(data -> {
+        try {
+          if (data.readableBytes() != q.length()) {
+            throw new FsException(Errno.EINVAL, "eager write announced " + q.length() + " bytes, sent " + data.readableBytes());
+          }
+          long size = store.write(h, q.offset(), data);
+          counters.add("bytes.written", q.length());
+          counters.increment("path.eager-write.ops");
+          counters.add("path.eager-write.bytes", q.length());
+          return new WriteResp(q.length(), size);
+        } finally {
+          data.release();
+        }
+      }, pool);
+    });
+    // flows: the handshake answers, then the flow moves the data
+    t.async(FlowReq.class, Access.MODIFY, (q, ctx) -> {
+      FlowDescriptor d = flows.alloc();
+      try {
+        d.tag(q.tag())
+            .type(q.protocol())
+            .fileReq(q.fileReq().toRequest())
+            .fileReqOffset(q.fileReqOffset())
+            .aggregateSize(q.aggregateSize())
+            .fileData(new FileData(q.fsize(), q.serverNr(), q.serverCount(), Distributions.of(q.dist()), q.write()));
+      } catch (IllegalArgumentException e) {
+        throw new FsException(Errno.EINVAL, "bad flow request: " + e.getMessage());
+      }
+      Endpoint net = new NetEndpoint(ctx.channel());
+      Endpoint disk = new StoreEndpoint(flowStorage, checked(q.handle()));
+      d.src(q.write() ? net : disk).dest(q.write() ? disk : net);
+      long bytes = d.bytesForServer();
+      d.completion().thenAccept(done -> {
+        counters.increment("path.flow.ops");
+        counters.add("path.flow.bytes", done.totalTransferred());
+      });
+      // post after the ack is on its way: a read's data must follow its ack
+      ctx.channel().eventLoop().execute(() -> {
+        try {
+          flows.post(d);
+        } catch (RuntimeException e) {
+          ctx.channel().writeAndFlush(Envelope.oneway(q.tag(), new FlowDone(Errno.from(e).code(), 0, 0)));
+        }
+      });
+      return CompletableFuture.completedFuture(new FlowAck(q.tag(), bytes));
     });
     t.blocking(ReadReq.class, Access.READ_ONLY, pool, (q, ctx) -> {
       if (q.length() > maxRead) {
@@ -122,6 +210,8 @@ public final class IoServer implements AutoCloseable {
       try {
         store.read(checked(q.handle()), q.offset(), q.length(), buf);
         counters.add("bytes.read", buf.readableBytes());
+        counters.increment("path.eager-read.ops");
+        counters.add("path.eager-read.bytes", buf.readableBytes());
         return new ReadResp(buf);
       } catch (RuntimeException e) {
         buf.release();
@@ -172,6 +262,7 @@ public final class IoServer implements AutoCloseable {
   @Override
   public void close() {
     rpc.close();
+    flows.close();
     NamedThreads.shutdown(pool, 5000);
     store.close();
     allocator.close();

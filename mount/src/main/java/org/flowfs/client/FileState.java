@@ -86,6 +86,16 @@ final class FileState {
     }
   }
 
+  /** The file grew to at least {@code newSize} by a write that bypassed write-behind. */
+  synchronized void grew(long newSize, long nowNs) {
+    reads.invalidate();
+    if (newSize > size) {
+      size = newSize;
+    }
+    mtimeNs = nowNs;
+    unrecorded = true;
+  }
+
   /** The file was truncated to {@code newSize} (buffered writes were flushed before). */
   synchronized void truncated(long newSize, long nowNs) {
     reads.invalidate();

@@ -19,12 +19,20 @@ import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
 import org.flowfs.common.Names;
+import org.flowfs.common.config.FlowConfig;
 import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.flow.BufferedFlowProtocol;
+import org.flowfs.common.flow.FlowInterface;
+import org.flowfs.common.dist.DirStripe;
 import org.flowfs.common.dist.Distribution;
 import org.flowfs.common.dist.Distributions;
 import org.flowfs.common.rpc.NetRuntime;
 import org.flowfs.common.rpc.Peers;
+import org.flowfs.common.DistSpec;
+import org.flowfs.common.request.FileData;
+import org.flowfs.common.request.Request;
 import org.flowfs.common.wire.IoOp.IoStatfsReq;
+import org.flowfs.common.wire.IoOp.SizesReq;
 import org.flowfs.common.wire.IoOp.IoStatfsResp;
 import org.flowfs.common.wire.IoOp.SyncReq;
 import org.flowfs.common.wire.IoOp.TruncateReq;
@@ -74,6 +82,8 @@ public final class FileSystemClient implements AutoCloseable {
   private final AttrCache attrs;
   private final NameCache names;
   private final DataPath data;
+  private final FlowInterface flows;
+  private final FlowDataPath flowPath;
   private final Counters counters = new Counters();
   private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
   private final Map<Handle, FileState> states = new ConcurrentHashMap<>();
@@ -88,8 +98,17 @@ public final class FileSystemClient implements AutoCloseable {
     int entries = Math.max(1, config.client().cacheEntries());
     this.attrs = new AttrCache(config.client().attrTimeout(), entries);
     this.names = new NameCache(config.client().entryTimeout(), entries);
-    long maxRun = Math.min(4L << 20, config.rpc().maxFrame() - 4096);
-    this.data = new DirectDataPath(peers, maxRun, counters);
+    FlowConfig fc = config.flow();
+    this.flows = FlowInterface.initialize("client", config.rpc().timeout(), counters, List.of(
+        new BufferedFlowProtocol(BufferedFlowProtocol.DOUBLE_BUFFER, fc.bufferSize(), fc.buffers()),
+        BufferedFlowProtocol.singleBuffer(fc.bufferSize())));
+    this.flowPath = new FlowDataPath(peers, flows, fc, fc.protocol(), counters);
+    this.data = flowPath;
+  }
+
+  /** The flow interface of this client (for tests and tools). */
+  public FlowInterface flows() {
+    return flows;
   }
 
   public FlowFsConfig config() {
@@ -311,8 +330,19 @@ public final class FileSystemClient implements AutoCloseable {
 
   /** Creates a regular file and opens it. */
   public OpenFile create(String path, int mode, int flags, Caller c) {
-    Attr a = mknod(path, (mode & Attr.PERM_MASK) | FileType.REGULAR.bits(), 0, c);
-    return open(a, flags);
+    return create(path, mode, flags, c, null, 0);
+  }
+
+  /**
+   * Creates a regular file laid out by {@code dist} over {@code servers} I/O servers (null and 0:
+   * the file system's defaults) and opens it.
+   */
+  public OpenFile create(String path, int mode, int flags, Caller c, DistSpec dist, int servers) {
+    Split s = split(path);
+    Handle p = parentOf(s);
+    counters.increment("meta.create");
+    Attr a = meta(new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers)).attr();
+    return open(created(p, s.name(), a), flags);
   }
 
   public Attr symlink(String target, String path, Caller c) {
@@ -466,6 +496,64 @@ public final class FileSystemClient implements AutoCloseable {
     f.state().write(offset, src, now());
   }
 
+  /**
+   * Writes {@code aggregate} bytes of {@code fileReq} tiled from byte {@code displacement} of the
+   * file, taking them from {@code mem} laid out by {@code memReq} (null: contiguous from index 0).
+   * Noncontiguous data always moves in flows, one per server.
+   */
+  public void write(OpenFile f, Request fileReq, long displacement, long aggregate, ByteBuf mem, Request memReq) {
+    FileState st = f.state();
+    synchronized (st) {
+      flush(st);
+      Await.get(flowPath.transfer(st.layout, fileReq, displacement, aggregate, mem, memReq, true, Long.MAX_VALUE), timeout);
+      st.grew(datafileSize(st.layout), now());
+    }
+    counters.increment("write.typed");
+  }
+
+  /**
+   * Reads {@code aggregate} bytes of {@code fileReq} tiled from byte {@code displacement} into
+   * {@code mem} laid out by {@code memReq} (null: contiguous); bytes at or past the end of the
+   * file are not read. Returns how many bytes were read (a prefix of the request's data).
+   */
+  public long read(OpenFile f, Request fileReq, long displacement, long aggregate, ByteBuf mem, Request memReq) {
+    FileState st = f.state();
+    long size;
+    synchronized (st) {
+      flush(st);
+      size = st.size();
+    }
+    Layout layout = st.layout;
+    Distribution dist = Distributions.of(layout.dist());
+    long total = 0;
+    for (int s = 0; s < layout.serverCount(); s++) {
+      total += flows.alloc().fileReq(fileReq).fileReqOffset(displacement).aggregateSize(aggregate)
+          .fileData(new FileData(size, s, layout.serverCount(), dist, false)).bytesForServer();
+    }
+    Await.get(flowPath.transfer(layout, fileReq, displacement, aggregate, mem, memReq, false, size), timeout);
+    counters.increment("read.typed");
+    return total;
+  }
+
+  /** The logical size the datafiles of a layout add up to (asks every server). */
+  private long datafileSize(Layout layout) {
+    Map<Integer, List<Integer>> byServer = new java.util.TreeMap<>();
+    for (int i = 0; i < layout.serverCount(); i++) {
+      byServer.computeIfAbsent(layout.datafiles().get(i).ioServer(), k -> new ArrayList<>()).add(i);
+    }
+    long[] sizes = new long[layout.serverCount()];
+    List<CompletableFuture<?>> fs = new ArrayList<>();
+    byServer.forEach((io, idx) -> fs.add(peers.io(io)
+        .call(new SizesReq(idx.stream().map(layout.datafiles()::get).toList()))
+        .thenAccept(r -> {
+          for (int k = 0; k < idx.size(); k++) {
+            sizes[idx.get(k)] = r.sizes()[k];
+          }
+        })));
+    Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
+    return Distributions.of(layout.dist()).logicalSize(sizes);
+  }
+
   /** Pushes this file's buffered writes and records its size and mtime (close, flush). */
   public void flush(OpenFile f) {
     flush(f.state());
@@ -507,11 +595,59 @@ public final class FileSystemClient implements AutoCloseable {
   // ---- extended attributes --------------------------------------------------------------------
 
   public void setxattr(String path, String name, byte[] value, int flags) {
+    if (name.equals(DirStripe.XATTR)) {
+      setStripe(path, value, flags);
+      return;
+    }
+    if (name.startsWith(VIRTUAL_XATTR_PREFIX)) {
+      throw new FsException(Errno.EPERM, name + " is computed, not stored");
+    }
     meta(new SetxattrReq(resolve(path), name, value, flags));
   }
 
+  /**
+   * Stores a directory's default layout ({@code flowfs.stripe}, see {@link
+   * DirStripe}), checked and normalized: the metadata server applies it to
+   * files created in the directory afterwards.
+   */
+  private void setStripe(String path, byte[] value, int flags) {
+    DirStripe s = DirStripe.parse(value).checkServers(peers.ioCount());
+    Handle h = resolve(path);
+    if (!getattr(h).isDir()) {
+      throw new FsException(Errno.ENOTDIR, DirStripe.XATTR + " is set on directories");
+    }
+    meta(new SetxattrReq(h, DirStripe.XATTR, s.bytes(), flags));
+  }
+
+  /**
+   * An extended attribute. Names under {@value #VIRTUAL_XATTR_PREFIX} are computed by the client,
+   * never stored: {@code flowfs.layout} (a file's distribution and datafiles) and {@code
+   * flowfs.stats} (this client's counters), both JSON; {@code flowfs.stripe}, a directory's
+   * default layout, is stored (see {@link #setxattr}).
+   */
   public byte[] getxattr(String path, String name) {
+    if (name.startsWith(VIRTUAL_XATTR_PREFIX) && !name.equals(DirStripe.XATTR)) {
+      return virtualXattr(path, name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
     return meta(new GetxattrReq(resolve(path), name)).value();
+  }
+
+  public static final String VIRTUAL_XATTR_PREFIX = "flowfs.";
+
+  private String virtualXattr(String path, String name) {
+    switch (name) {
+      case "flowfs.layout": {
+        Attr a = getattr(path);
+        if (a.layout() == null) {
+          throw new FsException(Errno.ENODATA, "only regular files have a layout");
+        }
+        return Json.layout(a.layout());
+      }
+      case "flowfs.stats":
+        return Json.counters(counters.snapshot());
+      default:
+        throw new FsException(Errno.ENODATA, name);
+    }
   }
 
   public List<String> listxattr(String path) {
@@ -559,6 +695,7 @@ public final class FileSystemClient implements AutoCloseable {
         // the servers are going away: nothing more to do with this file
       }
     }
+    flows.close();
     peers.close();
   }
 }

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -37,7 +38,7 @@ final class ReadAhead {
 
   /** Reads {@code length} bytes at {@code offset} (within {@code size}) into {@code dst}. */
   void read(long offset, int length, long size, ByteBuf dst) {
-    boolean sequential = offset == lastEnd || covered(offset);
+    boolean sequential = window > 0 && (offset == lastEnd || covered(offset)); // window 0: read-ahead off
     lastEnd = offset + length;
     if (window <= 0 || !sequential) {
       Await.get(path.read(layout, offset, length, dst), timeout);
@@ -46,11 +47,13 @@ final class ReadAhead {
     long k = offset / window;
     fetch(k, size);
     fetch(k + 1, size);
-    // drop windows behind the reader
-    Iterator<Map.Entry<Long, Window>> it = windows.headMap(k, false).entrySet().iterator();
-    while (it.hasNext()) {
-      drop(it.next().getValue());
-      it.remove();
+    // drop windows behind the reader, and those left ahead of where it read before it jumped back
+    for (Map<Long, Window> stale : List.of(windows.headMap(k, false), windows.tailMap(k + 1, false))) {
+      Iterator<Map.Entry<Long, Window>> it = stale.entrySet().iterator();
+      while (it.hasNext()) {
+        drop(it.next().getValue());
+        it.remove();
+      }
     }
     long pos = offset;
     long end = offset + length;

@@ -131,6 +131,8 @@ final class WriteBehind {
     Throwable f = failure;
     if (f != null) {
       failure = null;
+      // the failed sends are reported now: a later await must not report them again
+      inFlight.removeIf(s -> s.done.isCompletedExceptionally());
       Throwable c = Errno.unwrap(f);
       throw c instanceof FsException fe ? new FsException(fe.errno(), "an earlier write failed: " + fe.getMessage(), fe)
           : new FsException(Errno.EIO, "an earlier write failed: " + c);

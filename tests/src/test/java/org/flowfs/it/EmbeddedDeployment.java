@@ -19,12 +19,17 @@ final class EmbeddedDeployment implements Deployment {
   private FuseMount mount;
 
   EmbeddedDeployment(Path root, int ioServers) throws Exception {
+    this(root, ioServers, "");
+  }
+
+  /** With {@code extraConfig} lines appended to the generated config. */
+  EmbeddedDeployment(Path root, int ioServers, String extraConfig) throws Exception {
     this.data = root.resolve("data");
     this.mnt = root.resolve("mnt");
     this.ioServers = ioServers;
     Files.createDirectories(mnt);
     Files.createDirectories(data);
-    Files.writeString(data.resolve("flowfs.conf"), EmbeddedCluster.configText(data, ioServers, 0));
+    Files.writeString(data.resolve("flowfs.conf"), EmbeddedCluster.configText(data, ioServers, 0) + extraConfig);
     Reaper.track(this);
     start();
   }
@@ -59,6 +64,10 @@ final class EmbeddedDeployment implements Deployment {
 
   FileSystemClient client() {
     return client;
+  }
+
+  EmbeddedCluster cluster() {
+    return cluster;
   }
 
   @Override

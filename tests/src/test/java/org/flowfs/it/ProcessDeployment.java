@@ -27,6 +27,11 @@ final class ProcessDeployment implements Deployment {
   private ServerProcess mount;
 
   ProcessDeployment(Path root, int ioServers) throws Exception {
+    this(root, ioServers, "");
+  }
+
+  /** With {@code extraConfig} lines appended to the generated config. */
+  ProcessDeployment(Path root, int ioServers, String extraConfig) throws Exception {
     this.data = root.resolve("data");
     this.mnt = root.resolve("mnt");
     this.ioServers = ioServers;
@@ -42,7 +47,7 @@ final class ProcessDeployment implements Deployment {
       }
       sb.append(line).append('\n');
     }
-    Files.writeString(conf, sb.toString());
+    Files.writeString(conf, sb + extraConfig);
     this.config = FlowFsConfig.load(conf);
     Reaper.track(this);
     start();
@@ -62,8 +67,7 @@ final class ProcessDeployment implements Deployment {
   public void start() throws Exception {
     Path logs = data.resolve("logs");
     for (int i = 0; i < ioServers; i++) {
-      ServerProcess p = ServerProcess.start("ioserver " + i, logs, List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i)));
-      io.add(p);
+      io.add(ServerProcess.start("ioserver " + i, logs, List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i))));
     }
     for (int i = 0; i < ioServers; i++) {
       InetSocketAddress a = config.ioServer(i).address();
@@ -85,6 +89,15 @@ final class ProcessDeployment implements Deployment {
 
   ServerProcess io(int i) {
     return io.get(i);
+  }
+
+  /** Starts I/O server {@code i} again (after it stopped or was killed). */
+  void restartIo(int i) throws IOException {
+    ServerProcess p = ServerProcess.start("ioserver " + i, data.resolve("logs"),
+        List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i)));
+    io.set(i, p);
+    InetSocketAddress a = config.ioServer(i).address();
+    p.awaitReady(() -> ServerProcess.listening(a), 60);
   }
 
   ServerProcess mount() {

@@ -25,6 +25,7 @@ public record FlowFsConfig(
     LayoutConfig layout,
     RpcConfig rpc,
     ClientConfig client,
+    FlowConfig flow,
     Map<String, String> effective) {
 
   public FlowFsConfig {
@@ -45,7 +46,20 @@ public record FlowFsConfig(
   }
 
   public static FlowFsConfig parse(String origin, String text) {
-    return from(new ConfigSource(origin, lines(origin, text)));
+    List<String> syntax = new ArrayList<>();
+    Map<String, String> pairs = lines(origin, text, syntax);
+    FlowFsConfig config;
+    try {
+      config = from(new ConfigSource(origin, pairs));
+    } catch (ConfigException e) {
+      // report the lines that did not parse together with the bad values, not one batch after the other
+      syntax.addAll(e.problems());
+      throw new ConfigException(syntax);
+    }
+    if (!syntax.isEmpty()) {
+      throw new ConfigException(syntax);
+    }
+    return config;
   }
 
   public static FlowFsConfig of(Map<String, String> pairs) {
@@ -74,13 +88,17 @@ public record FlowFsConfig(
     }
     RpcConfig rpc = RpcConfig.from(src);
     ClientConfig client = ClientConfig.from(src);
+    FlowConfig flow = FlowConfig.from(src);
+    if (flow.bufferSize() > rpc.maxFrame() - 1024) {
+      src.problem("key 'flow.buffer-size' must be smaller than 'rpc.max-frame'");
+    }
     src.finish();
-    return new FlowFsConfig(fs, meta, io, ioc, layout, rpc, client, src.effective());
+    return new FlowFsConfig(fs, meta, io, ioc, layout, rpc, client, flow, src.effective());
   }
 
-  static Map<String, String> lines(String origin, String text) {
+  /** The pairs of a file's lines; lines that are not {@code key = value} or repeat a key go to {@code problems}. */
+  static Map<String, String> lines(String origin, String text, List<String> problems) {
     Map<String, String> pairs = new LinkedHashMap<>();
-    List<String> problems = new ArrayList<>();
     String[] lines = text.split("\n", -1);
     for (int i = 0; i < lines.length; i++) {
       String line = lines[i].strip();
@@ -97,9 +115,6 @@ public record FlowFsConfig(
       if (pairs.put(key, value) != null) {
         problems.add(origin + ":" + (i + 1) + ": key '" + key + "' is set twice");
       }
-    }
-    if (!problems.isEmpty()) {
-      throw new ConfigException(problems);
     }
     return pairs;
   }
@@ -124,7 +139,7 @@ public record FlowFsConfig(
     }
     MetaConfig m = new MetaConfig(java.net.InetSocketAddress.createUnresolved(metaAddress.getHostString(), metaAddress.getPort()),
         meta.dir(), meta.threads(), meta.commitBatch(), meta.precreateBatch(), meta.precreateLowWater());
-    return new FlowFsConfig(fs, m, io, this.io, layout, rpc, client, effective);
+    return new FlowFsConfig(fs, m, io, this.io, layout, rpc, client, flow, effective);
   }
 
   /** The config file text for these effective values (used to write a default config). */

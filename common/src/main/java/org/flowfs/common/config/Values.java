@@ -41,12 +41,16 @@ public final class Values {
     }
     long n = Long.parseLong(m.group(1));
     String unit = m.group(2) == null ? "s" : m.group(2).toLowerCase(Locale.ROOT);
-    return switch (unit) {
-      case "ms" -> Duration.ofMillis(n);
-      case "m" -> Duration.ofMinutes(n);
-      case "h" -> Duration.ofHours(n);
-      default -> Duration.ofSeconds(n);
-    };
+    try {
+      return switch (unit) {
+        case "ms" -> Duration.ofMillis(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofSeconds(n);
+      };
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("'" + s + "' is too long");
+    }
   }
 
   /** {@code host:port}; port 0 picks a free port. */

@@ -14,7 +14,7 @@ public final class OpTable {
   private final Map<Class<?>, OpSpec<?, ?>> ops = new HashMap<>();
 
   public <Q extends Req<R>, R extends Message> OpTable add(OpSpec<Q, R> spec) {
-    if (ops.put(spec.type(), spec) != null) {
+    if (ops.putIfAbsent(spec.type(), spec) != null) { // a refused spec must not replace the first
       throw new IllegalArgumentException("two handlers for " + spec.name());
     }
     return this;

@@ -52,6 +52,10 @@ public final class RpcClient implements AutoCloseable {
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicLong ids = new AtomicLong();
   private volatile boolean closed;
+  private volatile java.util.function.BiConsumer<Channel, Envelope> oneway = (ch, env) -> {
+    env.release();
+    LOG.warn("unexpected one-way {} from {}", env.message().getClass().getSimpleName(), ch.remoteAddress());
+  };
 
   public RpcClient(String peer, NetRuntime net, InetSocketAddress address, RpcConfig config, MessageRegistry registry) {
     this.peer = peer;
@@ -74,29 +78,84 @@ public final class RpcClient implements AutoCloseable {
     return address;
   }
 
+  /** Where one-way frames from the server (flow data) go; called on an event loop thread. */
+  public void onOneway(java.util.function.BiConsumer<Channel, Envelope> handler) {
+    this.oneway = handler;
+  }
+
   /** Sends a request; the future completes within the configured timeout. */
   public <R extends Message> CompletableFuture<R> call(Req<R> req) {
     return call(req, config.timeout());
   }
 
-  @SuppressWarnings("unchecked")
   public <R extends Message> CompletableFuture<R> call(Req<R> req, Duration timeout) {
-    CompletableFuture<R> result = new CompletableFuture<>();
     if (closed) {
       release(req);
-      result.completeExceptionally(new FsException(Errno.EIO, "client to " + peer + " is closed"));
-      return result;
+      return CompletableFuture.failedFuture(new FsException(Errno.EIO, "client to " + peer + " is closed"));
     }
-    Class<?> expected = registry.responseTypeOf(req);
-    long id = ids.incrementAndGet();
     Connection conn = connections[Math.floorMod(next.getAndIncrement(), connections.length)];
+    CompletableFuture<R> out = new CompletableFuture<>();
     conn.link().whenComplete((link, err) -> {
       if (err != null) {
-        release(req);
-        result.completeExceptionally(err);
+        release(req); // never sent: its payload is still ours
+        out.completeExceptionally(err);
         return;
       }
+      callOn(link, req, timeout).whenComplete((r, e) -> {
+        if (e != null) {
+          out.completeExceptionally(e);
+        } else if (!out.complete(r)) {
+          release(r); // the caller cancelled: nobody else will release a payload
+        }
+      });
+    });
+    return out;
+  }
+
+  /**
+   * One connection of this client, for exchanges whose messages must all travel on the same
+   * connection: a flow's request, its data and its trailing ack.
+   */
+  public final class Conduit {
+    private final Link link;
+
+    private Conduit(Link link) {
+      this.link = link;
+    }
+
+    public Channel channel() {
+      return link.channel();
+    }
+
+    /** Sends a request on this connection. */
+    public <R extends Message> CompletableFuture<R> call(Req<R> req) {
+      return callOn(link, req, config.timeout());
+    }
+
+    /** Sends a one-way frame with id {@code tag} on this connection; consumes a payload. */
+    public io.netty.channel.ChannelFuture send(long tag, Message m) {
+      return link.channel().writeAndFlush(Envelope.oneway(tag, m));
+    }
+  }
+
+  /** A connection (opened if needed), picked round-robin. */
+  public CompletableFuture<Conduit> conduit() {
+    Connection conn = connections[Math.floorMod(next.getAndIncrement(), connections.length)];
+    return conn.link().thenApply(Conduit::new);
+  }
+
+  @SuppressWarnings("unchecked")
+  private <R extends Message> CompletableFuture<R> callOn(Link link, Req<R> req, Duration timeout) {
+    CompletableFuture<R> result = new CompletableFuture<>();
+    Class<?> expected = registry.responseTypeOf(req);
+    long id = ids.incrementAndGet();
+    {
       Channel ch = link.channel();
+      if (!ch.isActive()) {
+        release(req);
+        result.completeExceptionally(new FsException(Errno.EIO, "connection to " + peer + " is closed"));
+        return result;
+      }
       Pending p = new Pending((CompletableFuture<Message>) (CompletableFuture<?>) result, expected);
       Map<Long, Pending> pending = link.pending();
       pending.put(id, p);
@@ -112,13 +171,8 @@ public final class RpcClient implements AutoCloseable {
           result.completeExceptionally(new FsException(Errno.EIO, "cannot send to " + peer + ": " + f.cause()));
         }
       });
-    });
+    }
     return result;
-  }
-
-  /** The connection that flow {@code tag}'s one-way data messages travel on. */
-  public CompletableFuture<Channel> channelFor(long tag) {
-    return connections[(int) Math.floorMod(tag, (long) connections.length)].link().thenApply(Link::channel);
   }
 
   private static void release(Message m) {
@@ -183,6 +237,10 @@ public final class RpcClient implements AutoCloseable {
       cf.addListener(x -> {
         if (cf.isSuccess()) {
           f.complete(new Link(cf.channel(), pending));
+          if (closed) {
+            // close() ran while this connection was being made and could not close it
+            cf.channel().close();
+          }
         } else {
           synchronized (Connection.this) {
             if (channel == f) {
@@ -227,6 +285,10 @@ public final class RpcClient implements AutoCloseable {
 
       @Override
       protected void channelRead0(ChannelHandlerContext ctx, Envelope env) {
+        if (env.kind() == Envelope.Kind.ONEWAY) {
+          oneway.accept(ctx.channel(), env);
+          return;
+        }
         if (env.kind() != Envelope.Kind.RESPONSE) {
           env.release();
           LOG.warn("{} sent an unexpected {} frame; closing", peer, env.kind());
@@ -246,8 +308,8 @@ public final class RpcClient implements AutoCloseable {
           env.release();
           p.future.completeExceptionally(new FsException(Errno.EPROTO,
               peer + " answered with " + m.getClass().getSimpleName() + ", expected " + p.expected.getSimpleName()));
-        } else {
-          p.future.complete(m);
+        } else if (!p.future.complete(m)) {
+          env.release(); // the caller cancelled: nobody else will release a payload
         }
       }
 

@@ -79,6 +79,9 @@ abstract class FieldCodec {
     long v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       byte b = in.readByte();
+      if (shift == 63 && (b & 0x7E) != 0) {
+        throw new MalformedMessageException("varint overflows 64 bits");
+      }
       v |= (long) (b & 0x7F) << shift;
       if ((b & 0x80) == 0) {
         return v;
@@ -90,7 +93,7 @@ abstract class FieldCodec {
   /** Reads a length or count that must fit in what is left of the frame, or -1 for null. */
   static int readLength(ByteBuf in, int unit) {
     long n = readVarLong(in) - 1;
-    if (n < -1 || n * unit > in.readableBytes()) {
+    if (n < -1 || n > in.readableBytes() / unit) { // not n * unit: that can overflow
       throw new MalformedMessageException("length " + n + " exceeds the frame");
     }
     return (int) n;

@@ -1,0 +1,133 @@
+package org.flowfs.io;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.flowfs.common.Handle;
+import org.junit.jupiter.api.Test;
+
+/** The contract against {@link FileBStreamStore}, and what is particular to keeping one file per handle. */
+class FileBStreamStoreTest extends BStreamStoreContract {
+  /** A small open-channel bound, so the contract runs with evictions too. */
+  private static final int MAX_OPEN = 8;
+
+  @Override
+  protected BStreamStore open(Path dir, int server) throws IOException {
+    return new FileBStreamStore(dir, server, MAX_OPEN);
+  }
+
+  @Test
+  void datafile_isOneFileUnderItsLowByte() throws IOException {
+    Handle a = h(0x1234);
+    write(a, 0, bytes(1, 10));
+    Path f = dir.resolve("data").resolve("34").resolve(a.hex());
+    assertTrue(Files.isRegularFile(f), f + " exists");
+    assertEquals(10, Files.size(f));
+  }
+
+  @Test
+  void open_countsDatafilesAlreadyOnDisk() throws IOException {
+    write(h(1), 0, bytes(1, 1));
+    write(h(300), 0, bytes(1, 1));
+    store.close();
+    store = open(dir, SERVER);
+    assertEquals(2, store.count());
+    assertEquals(List.of(h(1), h(300)), store.list(0, 10));
+  }
+
+  @Test
+  void list_ignoresFilesThatAreNotDatafiles() throws IOException {
+    write(h(1), 0, bytes(1, 1));
+    Files.writeString(dir.resolve("data").resolve("01").resolve("notes.txt"), "x");
+    Files.writeString(dir.resolve("data").resolve("02").resolve("zzzzzzzzzzzzzzzz"), "x");
+    assertEquals(List.of(h(1)), store.list(0, 10));
+  }
+
+  @Test
+  void openChannels_moreDatafilesThanTheBound_underConcurrentUse() throws Exception {
+    int datafiles = 200;
+    int threads = 8;
+    int size = 3000;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int me = t;
+        done.add(pool.submit((Callable<Void>) () -> {
+          Random r = new Random(me);
+          // each thread owns the datafiles d with d % threads == me and checks what it wrote;
+          // it also reads and sizes everybody's, so channels are shared and evicted while in use
+          for (int round = 0; round < 3; round++) {
+            for (int d = me; d < datafiles; d += threads) {
+              Handle h = h(1 + d);
+              byte[] data = bytes(d * 7 + round, size);
+              write(h, 0, data);
+              assertArrayEquals(data, read(h, 0, size));
+              Handle other = h(1 + r.nextInt(datafiles));
+              store.size(other);
+              read(other, r.nextInt(size), 100);
+              if (r.nextInt(10) == 0) {
+                store.sync(h, true);
+              }
+            }
+          }
+          for (int d = me; d < datafiles; d += threads) {
+            Handle h = h(1 + d);
+            store.truncate(h, size / 2);
+            assertArrayEquals(slice(bytes(d * 7 + 2, size), 0, size / 2), read(h, 0, size));
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertEquals(datafiles, store.count());
+    assertEquals(datafiles, store.list(0, 1000).size());
+    for (int d = 0; d < datafiles; d++) {
+      assertEquals(size / 2, store.size(h(1 + d))); // one thread: the cache keeps its bound as it goes
+    }
+    long open = openFilesUnder(dir);
+    assertTrue(open <= 2L * MAX_OPEN, open + " datafiles open with a bound of " + MAX_OPEN);
+    store.close();
+    assertEquals(0, openFilesUnder(dir), "close() closes every channel");
+    store = open(dir, SERVER);
+    for (int d = 0; d < datafiles; d++) {
+      assertEquals(size / 2, store.size(h(1 + d)));
+    }
+  }
+
+  /** File descriptors of this process open on files under {@code dir} (Linux). */
+  private static long openFilesUnder(Path dir) throws IOException {
+    Path real = dir.toRealPath();
+    long n = 0;
+    try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+      for (Path fd : (Iterable<Path>) fds::iterator) {
+        try {
+          if (Files.readSymbolicLink(fd).startsWith(real)) {
+            n++;
+          }
+        } catch (IOException e) {
+          // closed meanwhile
+        }
+      }
+    }
+    return n;
+  }
+}

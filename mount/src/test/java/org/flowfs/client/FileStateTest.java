@@ -1,0 +1,153 @@
+package org.flowfs.client;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import java.time.Duration;
+import java.util.Arrays;
+import org.flowfs.common.Attr;
+import org.flowfs.common.DistSpec;
+import org.flowfs.common.FileType;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
+import org.flowfs.common.wire.LeakCheck;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** {@link FileState}: one client's view of an open file, over a {@link MemoryDataPath}. */
+@ExtendWith(LeakCheck.class)
+class FileStateTest {
+  private static final Layout LAYOUT = StripeMapTest.layout(DistSpec.of("simple_stripe", 4096), 2);
+
+  private final MemoryDataPath path = new MemoryDataPath();
+  private FileState st;
+
+  private FileState open(long size) {
+    Attr a = attr(size, 1000);
+    st = new FileState(a, path, 64 * 1024, 128 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    st.opened(a);
+    return st;
+  }
+
+  @AfterEach
+  void cleanUp() {
+    // close every open, which releases what the file state holds
+    for (int i = 0; st != null && i < 10 && !st.closed(); i++) {
+      // not the last open yet
+    }
+    path.close();
+  }
+
+  @Test
+  void read_seesThisClientsBufferedWrites() {
+    FileState f = open(0);
+    write(f, 100, WriteBehindTest.fill('A', 50), 2000);
+    assertEquals(150, f.size());
+    byte[] got = read(f, 0, 1000);
+    byte[] expect = new byte[150];
+    Arrays.fill(expect, 100, 150, (byte) 'A');
+    assertArrayEquals(expect, got, "a read flushes first and stops at the size");
+  }
+
+  @Test
+  void read_atOrPastTheEnd_isEmpty() {
+    FileState f = open(10);
+    path.store(LAYOUT, 0, WriteBehindTest.fill('x', 10));
+    assertArrayEquals(new byte[0], read(f, 10, 5));
+    assertArrayEquals(new byte[0], read(f, 1 << 20, 5));
+    assertArrayEquals(WriteBehindTest.fill('x', 4), read(f, 6, 100));
+  }
+
+  @Test
+  void write_invalidatesReadAhead() {
+    FileState f = open(1000);
+    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 1000));
+    assertArrayEquals(WriteBehindTest.fill('a', 10), read(f, 0, 10)); // window now cached
+    write(f, 5, WriteBehindTest.fill('b', 2), 3000);
+    byte[] expect = WriteBehindTest.fill('a', 10);
+    expect[5] = 'b';
+    expect[6] = 'b';
+    assertArrayEquals(expect, read(f, 0, 10));
+  }
+
+  @Test
+  void opened_again_seesWhatAnotherClientWrote() {
+    FileState f = open(100);
+    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 100));
+    assertArrayEquals(WriteBehindTest.fill('a', 100), read(f, 0, 100));
+    path.store(LAYOUT, 0, WriteBehindTest.fill('c', 200)); // another client wrote and closed
+    f.opened(attr(200, 5000)); // close-to-open
+    assertEquals(200, f.size());
+    assertArrayEquals(WriteBehindTest.fill('c', 200), read(f, 0, 200));
+    assertFalse(f.closed(), "one open is left");
+  }
+
+  @Test
+  void flushWrites_recordsSizeAndMtimeUntilRecorded() {
+    FileState f = open(0);
+    assertNull(f.flushWrites(), "nothing written: nothing to record");
+    write(f, 0, new byte[300], 7000);
+    FileState.Recording r = f.flushWrites();
+    assertEquals(new FileState.Recording(300, 7000), r);
+    Attr stale = attr(0, 1000);
+    Attr shown = f.overlay(stale);
+    assertEquals(300, shown.size());
+    assertEquals(7000, shown.mtimeNs());
+    f.recorded(r);
+    assertNull(f.flushWrites());
+    Attr recorded = attr(300, 7000);
+    assertSame(recorded, f.overlay(recorded));
+  }
+
+  @Test
+  void truncated_shrinksWhatReadsSee() {
+    FileState f = open(0);
+    write(f, 0, WriteBehindTest.fill('a', 5000), 2000);
+    assertEquals(5000, read(f, 0, 5000).length);
+    f.truncated(10, 3000);
+    assertEquals(10, f.size());
+    assertArrayEquals(WriteBehindTest.fill('a', 10), read(f, 0, 5000));
+  }
+
+  @Test
+  void closed_trueOnlyForTheLastOpen() {
+    FileState f = open(0);
+    f.opened(attr(0, 1000));
+    assertFalse(f.closed());
+    assertTrue(f.closed());
+    st = null;
+  }
+
+  private static Attr attr(long size, long mtime) {
+    return new Attr(Handle.of(0, 42), FileType.REGULAR, 0644, 1, 1, 1, size, mtime, mtime, mtime, 0, LAYOUT);
+  }
+
+  /** Writes through the file state; the caller's buffer stays the caller's. */
+  private static void write(FileState f, long offset, byte[] b, long now) {
+    ByteBuf src = ByteBufAllocator.DEFAULT.heapBuffer(b.length).writeBytes(b);
+    try {
+      f.write(offset, src, now);
+    } finally {
+      src.release();
+    }
+  }
+
+  private static byte[] read(FileState f, long offset, int length) {
+    ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();
+    try {
+      int n = f.read(offset, length, dst);
+      assertEquals(n, dst.readableBytes());
+      return ByteBufUtil.getBytes(dst);
+    } finally {
+      dst.release();
+    }
+  }
+}

@@ -1,0 +1,274 @@
+package org.flowfs.client;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.flowfs.common.DistSpec;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Layout;
+import org.flowfs.common.wire.LeakCheck;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** {@link WriteBehind} over a {@link MemoryDataPath} whose sends the tests slow down or fail. */
+@ExtendWith(LeakCheck.class)
+class WriteBehindTest {
+  private static final Layout LAYOUT = StripeMapTest.layout(DistSpec.of("simple_stripe", 4096), 3);
+  private static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+  private final MemoryDataPath path = new MemoryDataPath();
+  private WriteBehind wb;
+
+  private WriteBehind writeBehind(int capacity, Duration timeout) {
+    wb = new WriteBehind(path, LAYOUT, capacity, timeout, ByteBufAllocator.DEFAULT);
+    return wb;
+  }
+
+  @AfterEach
+  void cleanUp() {
+    if (wb != null) {
+      wb.discard();
+    }
+    path.close();
+  }
+
+  @Test
+  void write_sequentialWrites_coalescedIntoBuffersOfCapacity() {
+    WriteBehind w = writeBehind(65536, TIMEOUT);
+    byte[] all = bytes(1, 40 * 8192);
+    for (int i = 0; i < 40; i++) {
+      write(w, 1000 + i * 8192L, Arrays.copyOfRange(all, i * 8192, (i + 1) * 8192));
+    }
+    assertEquals(5, path.writes().size(), "full buffers go out without waiting for a flush");
+    w.flush();
+    List<MemoryDataPath.Call> sends = path.writes();
+    assertEquals(5, sends.size());
+    for (int k = 0; k < 5; k++) {
+      assertEquals(new MemoryDataPath.Call(k, 1000 + k * 65536L, 65536), sends.get(k));
+    }
+    assertArrayEquals(all, path.load(LAYOUT, 1000, all.length));
+  }
+
+  @Test
+  void write_unalignedSequentialWrites_sendWholeWritesUpToCapacity() {
+    WriteBehind w = writeBehind(65536, TIMEOUT);
+    byte[] all = bytes(2, 20 * 10_000);
+    for (int i = 0; i < 20; i++) {
+      write(w, i * 10_000L, Arrays.copyOfRange(all, i * 10_000, (i + 1) * 10_000));
+    }
+    w.flush();
+    List<MemoryDataPath.Call> sends = path.writes();
+    long at = 0;
+    for (MemoryDataPath.Call c : sends) {
+      assertEquals(at, c.offset(), "sends follow each other");
+      assertTrue(c.length() <= 65536 && c.length() % 10_000 == 0, "whole writes, at most capacity: " + c);
+      at += c.length();
+    }
+    assertEquals(List.of(60_000, 60_000, 60_000, 20_000), sends.stream().map(MemoryDataPath.Call::length).toList());
+    assertArrayEquals(all, path.load(LAYOUT, 0, all.length));
+  }
+
+  @Test
+  void write_ofAtLeastCapacity_sentAtOnceAndWhole() {
+    WriteBehind w = writeBehind(65536, TIMEOUT);
+    write(w, 0, bytes(3, 100));
+    byte[] big = bytes(4, 200_000);
+    write(w, 100, big);
+    assertEquals(List.of(new MemoryDataPath.Call(0, 0, 100), new MemoryDataPath.Call(1, 100, 200_000)), path.writes(),
+        "the buffered bytes first, then the large write in one piece");
+    w.flush();
+    assertEquals(2, path.writes().size());
+    assertArrayEquals(big, path.load(LAYOUT, 100, big.length));
+  }
+
+  @Test
+  void write_notFollowingTheBuffer_sendsTheBufferFirst() {
+    WriteBehind w = writeBehind(65536, TIMEOUT);
+    write(w, 0, fill('A', 100));
+    write(w, 5000, fill('B', 100));
+    assertEquals(List.of(new MemoryDataPath.Call(0, 0, 100)), path.writes());
+    write(w, 50, fill('C', 10)); // backwards, into what was sent
+    w.flush();
+    assertEquals(3, path.writes().size());
+    byte[] expect = fill('A', 100);
+    Arrays.fill(expect, 50, 60, (byte) 'C');
+    assertArrayEquals(expect, path.load(LAYOUT, 0, 100));
+    assertArrayEquals(fill('B', 100), path.load(LAYOUT, 5000, 100));
+  }
+
+  @Test
+  void write_keepsAtMostMaxInFlightSends() {
+    path.writeDelay(n -> 30L);
+    WriteBehind w = writeBehind(8192, TIMEOUT);
+    byte[] all = bytes(5, 12 * 8192);
+    for (int i = 0; i < 12; i++) {
+      write(w, i * 8192L, Arrays.copyOfRange(all, i * 8192, (i + 1) * 8192));
+      assertTrue(path.writesInFlight() <= WriteBehind.MAX_IN_FLIGHT, "in flight: " + path.writesInFlight());
+    }
+    w.flush();
+    assertEquals(0, path.writesInFlight(), "flush waits for every send");
+    assertEquals(WriteBehind.MAX_IN_FLIGHT, path.maxWritesInFlight(), "sends overlap, up to the limit");
+    assertEquals(12, path.writes().size());
+    assertArrayEquals(all, path.load(LAYOUT, 0, all.length));
+  }
+
+  @Test
+  void write_laterWriteToTheSameRange_winsOverASlowEarlierSend() {
+    path.writeDelay(n -> n == 0 ? 300L : 0L);
+    WriteBehind w = writeBehind(4096, TIMEOUT);
+    write(w, 0, fill('A', 4096)); // fills the buffer: sent, slowly
+    write(w, 10, fill('B', 100)); // buffered
+    w.flush(); // sends B, which must wait for A
+    byte[] expect = fill('A', 4096);
+    Arrays.fill(expect, 10, 110, (byte) 'B');
+    assertArrayEquals(expect, path.load(LAYOUT, 0, 4096));
+  }
+
+  @Test
+  void write_largeLaterWriteToTheSameRange_winsOverASlowEarlierSend() {
+    path.writeDelay(n -> n == 0 ? 300L : 0L);
+    WriteBehind w = writeBehind(4096, TIMEOUT);
+    write(w, 0, fill('A', 4096));
+    write(w, 2048, fill('C', 8192)); // at least capacity: dispatched directly, overlapping A
+    w.flush();
+    byte[] expect = fill('A', 2048 + 8192);
+    Arrays.fill(expect, 2048, expect.length, (byte) 'C');
+    assertArrayEquals(expect, path.load(LAYOUT, 0, expect.length));
+  }
+
+  @Test
+  void write_nonOverlappingSend_doesNotWaitForASlowOne() {
+    path.writeDelay(n -> n == 0 ? 500L : 0L);
+    WriteBehind w = writeBehind(4096, TIMEOUT);
+    long t0 = System.nanoTime();
+    write(w, 0, fill('A', 4096));
+    write(w, 100_000, fill('B', 4096));
+    assertEquals(2, path.writes().size());
+    assertTrue(System.nanoTime() - t0 < 400_000_000L, "the second send did not wait for the first");
+    w.flush();
+    assertArrayEquals(fill('B', 4096), path.load(LAYOUT, 100_000, 4096));
+  }
+
+  @Test
+  void write_failedSend_reportedAtTheNextWriteOnce() throws InterruptedException {
+    path.writeFailure(n -> n == 0 ? Errno.ENOSPC : null).writeDelay(n -> n == 0 ? 20L : 0L);
+    WriteBehind w = writeBehind(4096, TIMEOUT);
+    write(w, 0, fill('A', 4096)); // sent; fails a little later
+    awaitNoWritesInFlight();
+    FsException e = assertThrows(FsException.class, () -> write(w, 4096, fill('B', 10)));
+    assertEquals(Errno.ENOSPC, e.errno());
+    // the application writes the lost data again; that succeeds, and the failure is not reported twice
+    write(w, 0, fill('A', 4096));
+    write(w, 4096, fill('B', 10));
+    w.flush();
+    assertFalse(w.isDirty());
+    byte[] expect = Arrays.copyOf(fill('A', 4096), 4106);
+    Arrays.fill(expect, 4096, 4106, (byte) 'B');
+    assertArrayEquals(expect, path.load(LAYOUT, 0, 4106));
+  }
+
+  @Test
+  void flush_reportsAFailedSendOnce() {
+    path.writeFailure(n -> n == 0 ? Errno.EIO : null).writeDelay(n -> 20L);
+    WriteBehind w = writeBehind(4096, TIMEOUT);
+    write(w, 0, fill('A', 100));
+    assertEquals(Errno.EIO, assertThrows(FsException.class, w::flush).errno());
+    assertFalse(w.isDirty());
+    w.flush();
+    write(w, 0, fill('A', 100));
+    w.flush();
+    assertArrayEquals(fill('A', 100), path.load(LAYOUT, 0, 100));
+  }
+
+  @Test
+  void flush_sendThatNeverCompletes_failsWithEioAfterTheTimeout() {
+    path.writeDelay(n -> -1L);
+    WriteBehind w = writeBehind(4096, Duration.ofMillis(200));
+    write(w, 0, fill('A', 100));
+    long t0 = System.nanoTime();
+    assertEquals(Errno.EIO, assertThrows(FsException.class, w::flush).errno());
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertTrue(ms >= 150 && ms < 3000, "flush gave up after " + ms + " ms");
+  }
+
+  @Test
+  void discard_dropsBufferedBytes() {
+    WriteBehind w = writeBehind(4096, TIMEOUT);
+    write(w, 0, fill('A', 100));
+    assertTrue(w.isDirty());
+    w.discard();
+    assertFalse(w.isDirty());
+    w.flush();
+    assertEquals(List.of(), path.writes());
+  }
+
+  @Test
+  void write_copiesTheCallersBytesAndLeavesTheBuffer() {
+    WriteBehind w = writeBehind(4096, TIMEOUT);
+    ByteBuf src = ByteBufAllocator.DEFAULT.heapBuffer(16).writeLong(1).writeLong(2);
+    try {
+      src.readLong();
+      w.write(0, src);
+      assertEquals(8, src.readableBytes(), "the caller's reader index is unchanged");
+      assertEquals(1, src.refCnt());
+      src.setLong(8, 99); // the caller reuses its buffer
+    } finally {
+      src.release();
+    }
+    w.flush();
+    assertArrayEquals(new byte[] {0, 0, 0, 0, 0, 0, 0, 2}, path.load(LAYOUT, 0, 8));
+  }
+
+  @Test
+  void isDirty_whileBufferedOrInFlight() {
+    path.writeDelay(n -> 100L);
+    WriteBehind w = writeBehind(4096, TIMEOUT);
+    assertFalse(w.isDirty());
+    write(w, 0, fill('A', 4096)); // sent at once, still in flight
+    assertTrue(w.isDirty());
+    w.flush();
+    assertFalse(w.isDirty());
+  }
+
+  // ---- helpers --------------------------------------------------------------------------------
+
+  private void awaitNoWritesInFlight() throws InterruptedException {
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (path.writesUnsettled() > 0) {
+      assertTrue(System.nanoTime() < deadline, "sends still in flight");
+      Thread.sleep(2);
+    }
+  }
+
+  static void write(WriteBehind w, long offset, byte[] data) {
+    ByteBuf src = ByteBufAllocator.DEFAULT.heapBuffer(data.length).writeBytes(data);
+    try {
+      w.write(offset, src);
+    } finally {
+      src.release();
+    }
+  }
+
+  static byte[] fill(char c, int n) {
+    byte[] b = new byte[n];
+    Arrays.fill(b, (byte) c);
+    return b;
+  }
+
+  static byte[] bytes(int seed, int n) {
+    byte[] b = new byte[n];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+}

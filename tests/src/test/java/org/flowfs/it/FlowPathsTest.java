@@ -1,0 +1,109 @@
+package org.flowfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.function.ToLongFunction;
+import org.flowfs.common.Counters;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Through the mount, each I/O takes the path its size calls for (seed 001, section 8), as both the
+ * client's and the servers' counters show, and the data is intact.
+ */
+class FlowPathsTest {
+  static EmbeddedDeployment fs;
+  static Path m;
+
+  @BeforeAll
+  static void up(@TempDir Path tmp) throws Exception {
+    fs = new EmbeddedDeployment(tmp, 4);
+    m = fs.mountPoint();
+  }
+
+  @AfterAll
+  static void down() {
+    if (fs != null) {
+      fs.close();
+    }
+  }
+
+  private static long client(String counter) {
+    return fs.client().counters().get(counter);
+  }
+
+  private static long servers(String counter) {
+    long sum = 0;
+    for (int i = 0; i < fs.ioServers(); i++) {
+      sum += fs.cluster().io(i).counters().get(counter);
+    }
+    return sum;
+  }
+
+  /** Runs {@code script} and returns how much each path's op counters grew, client and servers. */
+  private static Map<String, long[]> delta(String script) {
+    String[] paths = {"short", "eager-write", "eager-read", "flow"};
+    long[][] before = new long[paths.length][];
+    for (int i = 0; i < paths.length; i++) {
+      before[i] = new long[] {client("path." + paths[i] + ".ops"), servers("path." + paths[i] + ".ops")};
+    }
+    Sh.ok(m, script);
+    Map<String, long[]> d = new java.util.TreeMap<>();
+    for (int i = 0; i < paths.length; i++) {
+      d.put(paths[i], new long[] {client("path." + paths[i] + ".ops") - before[i][0],
+          servers("path." + paths[i] + ".ops") - before[i][1]});
+    }
+    return d;
+  }
+
+  private static void only(Map<String, long[]> d, String path) {
+    d.forEach((p, v) -> {
+      if (p.equals(path)) {
+        assertTrue(v[0] > 0 && v[1] > 0, path + " was not used: client " + v[0] + ", servers " + v[1]);
+      } else {
+        assertEquals(0, v[0], p + " used by the client, expected only " + path);
+        assertEquals(0, v[1], p + " used by the servers, expected only " + path);
+      }
+    });
+  }
+
+  @Test
+  void tenKibWrite_takesTheShortPath() {
+    Sh.ok(m, "head -c 10240 /dev/urandom > /tmp/flowfs-10k");
+    Map<String, long[]> d = delta("dd if=/tmp/flowfs-10k of=short.bin bs=10k count=1 status=none");
+    only(d, "short");
+    assertEquals(1, d.get("short")[0], "one short write");
+    Sh.ok(m, "echo 3 > /proc/sys/vm/drop_caches; cmp short.bin /tmp/flowfs-10k");
+  }
+
+  @Test
+  void thirtyKibWrite_takesTheEagerPath() {
+    Sh.ok(m, "head -c 30720 /dev/urandom > /tmp/flowfs-30k");
+    Map<String, long[]> d = delta("dd if=/tmp/flowfs-30k of=eager.bin bs=30k count=1 status=none");
+    only(d, "eager-write");
+    assertEquals(1, d.get("eager-write")[0], "one eager write");
+    // and reading 30 KiB back is an eager read
+    Map<String, long[]> r = delta("echo 3 > /proc/sys/vm/drop_caches; cmp eager.bin /tmp/flowfs-30k");
+    only(r, "eager-read");
+  }
+
+  @Test
+  void oneMibWritesAndReads_flow() {
+    Sh.ok(m, "head -c 1048576 /dev/urandom > /tmp/flowfs-1m");
+    long bytesBefore = servers("path.flow.bytes");
+    Map<String, long[]> w = delta("dd if=/tmp/flowfs-1m of=flow.bin bs=1M count=1 status=none");
+    only(w, "flow");
+    // 1 MiB in 64 KiB strips touches all four servers: one flow each, on both ends
+    assertEquals(4, w.get("flow")[0]);
+    assertEquals(4, w.get("flow")[1]);
+    assertEquals(1048576, servers("path.flow.bytes") - bytesBefore);
+    Map<String, long[]> r = delta("echo 3 > /proc/sys/vm/drop_caches; cmp flow.bin /tmp/flowfs-1m");
+    only(r, "flow");
+    assertEquals(4, r.get("flow")[0]);
+  }
+}
