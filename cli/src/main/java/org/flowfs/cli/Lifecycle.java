@@ -43,6 +43,7 @@ final class Lifecycle implements AutoCloseable {
       }
       closed = true;
     }
+    Readiness.stopping("flowfs");
     try {
       while (true) {
         AutoCloseable c;

@@ -16,7 +16,8 @@ import picocli.CommandLine.Command;
 /** {@code flowfs}: the one entry point for operators, systemd units and tools. */
 @Command(name = "flowfs", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
     description = "FlowFS, a parallel file system: servers, mounts and tools.",
-    subcommands = {UpCommand.class, MetaserverCommand.class, IoserverCommand.class, MountCommand.class})
+    subcommands = {UpCommand.class, MetaserverCommand.class, IoserverCommand.class, MountCommand.class,
+        PingCommand.class, DfCommand.class, StatCommand.class, SetstripeCommand.class, StatsCommand.class})
 public final class Main implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
 
@@ -26,7 +27,18 @@ public final class Main implements Runnable {
 
   /** Runs a command line; returns the exit code (0 ok, 1 failure, 2 usage or config error). */
   public static int run(String... args) {
+    return run(null, null, args);
+  }
+
+  /** {@link #run(String...)} printing to {@code out} and {@code err} (null: stdout and stderr). */
+  public static int run(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
     CommandLine cl = new CommandLine(new Main());
+    if (out != null) {
+      cl.setOut(out);
+    }
+    if (err != null) {
+      cl.setErr(err);
+    }
     cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
       if (e instanceof ConfigException ce) {
         ce.problems().forEach(p -> cmd.getErr().println("flowfs: " + p));
@@ -34,7 +46,13 @@ public final class Main implements Runnable {
       }
       if (e instanceof FuseMount.MountException || e instanceof FsException || e instanceof java.io.IOException) {
         cmd.getErr().println("flowfs " + cmd.getCommandName() + ": " + e.getMessage());
+        cmd.getErr().flush();
         return 1;
+      }
+      if (e instanceof IllegalArgumentException) { // a bad option value the command found
+        cmd.getErr().println("flowfs " + cmd.getCommandName() + ": " + e.getMessage());
+        cmd.getErr().flush();
+        return 2;
       }
       LOG.error("flowfs {} failed", cmd.getCommandName(), e);
       return 1;

@@ -78,6 +78,7 @@ class IoServerTest {
   @BeforeEach
   void start() throws IOException {
     config = FlowFsConfig.of(Map.of(
+        "fs.secret", "ioserver-test-secret-0123",
         "meta.address", "127.0.0.1:1",
         "io.0.address", "127.0.0.1:1",
         "io.1.address", "127.0.0.1:0",

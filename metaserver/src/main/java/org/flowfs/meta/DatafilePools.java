@@ -1,6 +1,7 @@
 package org.flowfs.meta;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.flowfs.common.Handle;
@@ -109,6 +110,17 @@ final class DatafilePools {
   /** A fresh datafile handle on I/O server {@code io}; fails with EIO if that server is down. */
   CompletableFuture<Handle> take(int io) {
     return pools[io].take();
+  }
+
+  /** Every handle the pools hold now (for fsck: reserved for files to come, not orphans). */
+  List<Handle> pooled() {
+    List<Handle> out = new ArrayList<>();
+    for (Pool p : pools) {
+      synchronized (p) {
+        out.addAll(p.handles);
+      }
+    }
+    return out;
   }
 
   /** Returns an unused handle (its create failed) to the front of its pool. */

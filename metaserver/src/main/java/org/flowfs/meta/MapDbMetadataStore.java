@@ -64,6 +64,7 @@ public final class MapDbMetadataStore extends NamespaceStore {
 
   private final Path file;
   private final DB db;
+  private final RedoVolume volume;
   private final Namespace namespace;
   private final GroupCommit writer;
   private final ExecutorService ownCompletions;
@@ -76,7 +77,7 @@ public final class MapDbMetadataStore extends NamespaceStore {
 
   /** Opens (or creates) the store of the metadata server {@code config} describes. */
   public MapDbMetadataStore(MetaConfig config) {
-    this(config.requireDir(), config.commitBatch(), null);
+    this(config.requireDir(), config.commitBatch(), null, config.syncInterval());
   }
 
   /** Opens (or creates) the store in {@code dir}; futures complete on the store's own threads. */
@@ -84,19 +85,29 @@ public final class MapDbMetadataStore extends NamespaceStore {
     this(dir, commitBatch, null);
   }
 
+  /** As {@link #MapDbMetadataStore(Path, int, Executor, java.time.Duration)}, every commit durable at once. */
+  public MapDbMetadataStore(Path dir, int commitBatch, Executor completions) {
+    this(dir, commitBatch, completions, java.time.Duration.ZERO);
+  }
+
   /**
    * Opens (or creates) the store in {@code dir} (created if missing).
    *
    * @param commitBatch most mutations one commit holds (1 turns group commit off)
    * @param completions where futures complete; null for the store's own pool
+   * @param syncInterval zero: a mutation is acknowledged once its commit is on disk; otherwise
+   *     once its commit is in the operating system (safe against a crash of this process) and on
+   *     disk within the interval, or at the next {@link #sync()}
    * @throws FsException EIO naming the file if it cannot be opened
    */
-  public MapDbMetadataStore(Path dir, int commitBatch, Executor completions) {
+  public MapDbMetadataStore(Path dir, int commitBatch, Executor completions, java.time.Duration syncInterval) {
     if (commitBatch < 1) {
       throw new IllegalArgumentException("commitBatch " + commitBatch + " < 1");
     }
     this.file = dir.resolve(FILE_NAME);
-    this.db = open(dir, file);
+    RedoVolumes.Opened opened = open(dir, file, syncInterval);
+    this.db = opened.db();
+    this.volume = opened.volume();
     MapDbTables tables;
     try {
       tables = new MapDbTables(db);
@@ -128,13 +139,18 @@ public final class MapDbMetadataStore extends NamespaceStore {
   }
 
   /** MapDB's transactional store over a {@link RedoVolume} (see there why not fileDB's volume). */
-  private static DB open(Path dir, Path file) {
+  private static RedoVolumes.Opened open(Path dir, Path file, java.time.Duration syncInterval) {
     try {
       Files.createDirectories(dir);
-      return RedoVolumes.open(file);
+      return RedoVolumes.open(file, syncInterval);
     } catch (IOException | RuntimeException e) {
       throw new FsException(Errno.EIO, "cannot open metadata store " + file + ": " + e, e);
     }
+  }
+
+  @Override
+  public void sync() {
+    volume.forceLog(); // every acknowledged mutation is in the log already
   }
 
   /** Cached daemon threads {@code meta-complete-N}, marked so close() knows not to wait on itself. */

@@ -59,4 +59,9 @@ public final class MemoryMetadataStore extends NamespaceStore {
       lock.writeLock().unlock();
     }
   }
+
+  @Override
+  public void sync() {
+    // nothing to make durable
+  }
 }

@@ -21,6 +21,7 @@ import org.flowfs.common.NamedThreads;
 import org.flowfs.common.Version;
 import org.flowfs.common.config.FlowFsConfig;
 import org.flowfs.common.config.LayoutConfig;
+import org.flowfs.common.dist.DirStripe;
 import org.flowfs.common.dist.Distributions;
 import org.flowfs.common.dist.SimpleStripe;
 import org.flowfs.common.rpc.Access;
@@ -36,6 +37,11 @@ import org.flowfs.common.wire.CommonOp.StatsResp;
 import org.flowfs.common.wire.MessageRegistry;
 import org.flowfs.common.wire.MetaOp.CreateReq;
 import org.flowfs.common.wire.MetaOp.EntryResp;
+import org.flowfs.common.wire.MetaOp.FsckDatafilesReq;
+import org.flowfs.common.wire.MetaOp.FsckDatafilesResp;
+import org.flowfs.common.wire.MetaOp.FsckNamespaceReq;
+import org.flowfs.common.wire.MetaOp.FsckNamespaceResp;
+import org.flowfs.common.wire.MetaOp.FsckReservedReq;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.GetxattrReq;
 import org.flowfs.common.wire.MetaOp.LinkReq;
@@ -95,7 +101,7 @@ public final class MetaServer implements AutoCloseable {
   public static MetaServer open(FlowFsConfig config, NetRuntime net) throws IOException {
     DirLock lock = DirLock.acquire(config.meta().requireDir(), "metadata server");
     try {
-      MetadataStore store = MapDbMetadataStore.open(config.meta().dir(), config.meta().commitBatch());
+      MetadataStore store = new MapDbMetadataStore(config.meta());
       return new MetaServer(config, net, lock, store);
     } catch (RuntimeException e) {
       lock.close();
@@ -144,6 +150,10 @@ public final class MetaServer implements AutoCloseable {
       MetadataStore.Counts c = store.counts();
       return new MetaStatfsResp(c.objects(), c.directories(), config.ioServers().size());
     });
+    t.blocking(org.flowfs.common.wire.MetaOp.MetaSyncReq.class, Access.MODIFY, readers, (q, ctx) -> {
+      store.sync();
+      return OkResp.INSTANCE;
+    });
     t.async(CreateReq.class, Access.MODIFY, (q, ctx) -> create(q).thenApply(EntryResp::new));
     t.async(SymlinkReq.class, Access.MODIFY, (q, ctx) ->
         store.create(q.parent(), q.name(), new MetadataStore.NewObject(FileType.SYMLINK, 0777, q.uid(), q.gid(), 0, null, q.target()), now())
@@ -169,7 +179,45 @@ public final class MetaServer implements AutoCloseable {
         store.setxattr(q.handle(), q.name(), q.value(), q.flags(), now()).thenApply(v -> OkResp.INSTANCE));
     t.async(RemovexattrReq.class, Access.MODIFY, (q, ctx) ->
         store.removexattr(q.handle(), q.name(), now()).thenApply(v -> OkResp.INSTANCE));
+    fsckOps(t);
     return t;
+  }
+
+  /** Objects read per step of an {@link FsckDatafilesReq}. */
+  private static final int FSCK_PAGE = 256;
+
+  /** The operations {@code flowfs fsck} asks for: read-only but for a namespace repair. */
+  private void fsckOps(OpTable t) {
+    t.async(FsckNamespaceReq.class, Access.MODIFY, (q, ctx) -> (q.repair()
+        ? store.fsck(true, now())
+        : CompletableFuture.supplyAsync(() -> store.fsck(false, now()).join(), readers))
+        .thenApply(r -> {
+          if (r.found() > 0) {
+            LOG.warn("fsck {} {} problems in the namespace", q.repair() ? "repaired" : "found", r.found());
+          }
+          return new FsckNamespaceResp(r.objects(), r.entries(), r.found(), q.repair() && r.found() > 0, r.problems());
+        }));
+    t.blocking(FsckDatafilesReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
+      List<Handle> out = new ArrayList<>();
+      long cursor = q.cursor();
+      while (true) {
+        List<Attr> page = store.objectsAfter(cursor, FSCK_PAGE);
+        for (Attr a : page) {
+          if (out.size() >= q.max()) {
+            return new FsckDatafilesResp(out, cursor, false);
+          }
+          if (a.layout() != null) {
+            out.addAll(a.layout().datafiles());
+          }
+          cursor = a.handle().id();
+        }
+        if (page.size() < FSCK_PAGE) {
+          return new FsckDatafilesResp(out, cursor, true);
+        }
+      }
+    });
+    t.async(FsckReservedReq.class, Access.READ_ONLY, (q, ctx) ->
+        CompletableFuture.completedFuture(new FsckDatafilesResp(pools.pooled(), 0, true)));
   }
 
   /** Creates an object; a regular file gets its datafiles from the pools first. */
@@ -178,10 +226,35 @@ public final class MetaServer implements AutoCloseable {
       return store.create(q.parent(), q.name(),
           new MetadataStore.NewObject(q.type(), q.mode(), q.uid(), q.gid(), q.rdev(), null, null), now());
     }
-    DistSpec dist = q.dist() != null ? q.dist() : defaultDist(config.layout());
-    Distributions.of(dist); // EINVAL for an unknown distribution
+    if (q.dist() == null && q.servers() == 0) {
+      // the directory's default layout (flowfs setstripe), read off the event loop
+      return CompletableFuture.supplyAsync(() -> dirStripe(q.parent()), readers).thenCompose(s -> createFile(q, s));
+    }
+    return createFile(q, null);
+  }
+
+  /** The {@link DirStripe} stored on directory {@code dir}, or null (none, or unreadable). */
+  private DirStripe dirStripe(Handle dir) {
+    try {
+      return DirStripe.parse(store.getxattr(dir, DirStripe.XATTR));
+    } catch (FsException e) {
+      if (e.errno() != Errno.ENODATA) {
+        LOG.debug("ignoring {} of {}: {}", DirStripe.XATTR, dir, e.getMessage());
+      }
+      return null;
+    }
+  }
+
+  /** Creates a regular file laid out by the request, else {@code stripe} (may be null), else the config. */
+  private CompletableFuture<Attr> createFile(CreateReq q, DirStripe stripe) {
     int n = config.ioServers().size();
-    int count = q.servers() > 0 ? q.servers() : config.layout().servers() > 0 ? config.layout().servers() : n;
+    DistSpec dist = q.dist() != null ? q.dist()
+        : stripe != null && stripe.stripSize() > 0 ? new SimpleStripe(stripe.stripSize()).spec()
+        : defaultDist(config.layout());
+    Distributions.of(dist); // EINVAL for an unknown distribution
+    int count = q.servers() > 0 ? q.servers()
+        : stripe != null && stripe.servers() > 0 ? Math.min(stripe.servers(), n)
+        : config.layout().servers() > 0 ? config.layout().servers() : n;
     if (count > n) {
       throw new FsException(Errno.EINVAL, count + " datafiles asked for, " + n + " I/O servers exist");
     }

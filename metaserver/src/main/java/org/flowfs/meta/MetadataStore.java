@@ -7,7 +7,9 @@ import org.flowfs.common.Attr;
 import org.flowfs.common.FileType;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
+import org.flowfs.common.wire.MetaOp;
 import org.flowfs.common.wire.MetaOp.Dirent;
+import org.flowfs.common.wire.MetaOp.FsckProblem;
 
 /**
  * The persistent namespace: objects (directories, metafiles, symlinks, special files) with their
@@ -59,6 +61,21 @@ public interface MetadataStore extends AutoCloseable {
 
   /** Visits every object (for fsck); not a snapshot: concurrent mutations may or may not show. */
   void forEachObject(Consumer<Attr> visitor);
+
+  /**
+   * Up to {@code max} objects with handles above {@code after}, in handle order: one page of
+   * every object (fsck pages through them across calls; a page is consistent, the pages together
+   * are not a snapshot).
+   */
+  List<Attr> objectsAfter(long after, int max);
+
+  /**
+   * Checks the namespace for what its rules never produce (dangling entries, unreachable objects,
+   * wrong link counts; see {@code NamespaceCheck}), as one consistent snapshot: mutations wait
+   * while it runs. With {@code repair} the fixes are one atomic mutation, durable when the future
+   * completes; without, nothing changes and the future is complete on return.
+   */
+  CompletableFuture<FsckReport> fsck(boolean repair, long nowNs);
 
   // ---- mutations ------------------------------------------------------------------------------
 
@@ -115,6 +132,12 @@ public interface MetadataStore extends AutoCloseable {
   /** @throws org.flowfs.common.FsException ENOENT, ENODATA */
   CompletableFuture<Void> removexattr(Handle handle, String name, long nowNs);
 
+  /**
+   * Makes every acknowledged mutation durable on disk (a client's fsync); blocks for the disk.
+   * With a sync interval of zero every acknowledged mutation is durable already.
+   */
+  void sync();
+
   /** Commits what is pending and closes; idempotent. Pending mutations fail or complete first. */
   @Override
   void close();
@@ -150,4 +173,10 @@ public interface MetadataStore extends AutoCloseable {
   record DirPage(List<Dirent> entries, boolean eof) {}
 
   record Counts(long objects, long directories) {}
+
+  /**
+   * What {@link #fsck} found: {@code found} problems, the first {@link MetaOp#MAX_FSCK_PROBLEMS}
+   * listed; {@code objects} and {@code entries} it checked.
+   */
+  record FsckReport(long objects, long entries, long found, List<FsckProblem> problems) {}
 }

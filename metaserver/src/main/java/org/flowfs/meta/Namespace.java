@@ -146,6 +146,11 @@ final class Namespace {
     return out;
   }
 
+  /** See {@link NamespaceCheck}; with {@code repair} this is a mutation. */
+  MetadataStore.FsckReport fsck(boolean repair, long nowNs) {
+    return new NamespaceCheck(t, this).run(repair, nowNs);
+  }
+
   // ---- mutations ------------------------------------------------------------------------------
 
   Attr create(Handle parentHandle, String name, NewObject obj, long nowNs) {

@@ -121,6 +121,27 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
     }
   }
 
+  @Override
+  public List<Attr> objectsAfter(long after, int max) {
+    if (max <= 0) {
+      throw new FsException(Errno.EINVAL, "max " + max);
+    }
+    return read(ns -> ns.objectsAfter(after, max));
+  }
+
+  /** A check reads under the read lock; a repair is one mutation. */
+  @Override
+  public CompletableFuture<FsckReport> fsck(boolean repair, long nowNs) {
+    if (repair) {
+      return mutate(ns -> ns.fsck(true, nowNs));
+    }
+    try {
+      return CompletableFuture.completedFuture(read(ns -> ns.fsck(false, nowNs)));
+    } catch (FsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
   // ---- mutations ------------------------------------------------------------------------------
 
   @Override

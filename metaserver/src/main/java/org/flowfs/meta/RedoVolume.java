@@ -21,9 +21,9 @@ import org.mapdb.DataInput2;
 import org.mapdb.volume.Volume;
 
 /**
- * A MapDB {@link Volume} over one file whose every {@link #sync()} is atomic, even against a
- * SIGKILL in the middle of it: the MapDB store file stays either as it was before the sync or as
- * it is after it, never in between.
+ * A MapDB {@link Volume} over one file whose every {@link #sync()} (MapDB calls it once at the end
+ * of each commit) is atomic, even against a crash in the middle of it: after a crash the store
+ * holds the state after some prefix of the syncs, never part of one.
  *
  * <p><b>Why.</b> MapDB 3.1.0's transactional store ({@code StoreWAL}) writes only record data to
  * its write-ahead log; index and free-space changes go straight into the store file after the
@@ -32,20 +32,27 @@ import org.mapdb.volume.Volume;
  * which the crash test of this module produced with plain {@code fileDB(..).transactionEnable()}
  * in about one kill of thirty.
  *
- * <p><b>How.</b> Writes between two syncs are kept in memory as whole {@value #PAGE}-byte pages
- * (reads see them). A sync first writes all those pages as one record at the start of a redo
- * file beside the store ({@code <file>.redo}: magic, page count, pages with their offsets,
- * CRC-32C, end marker), forces it, then writes the pages in place, forces the store file, and
- * retires the record (zeroes its magic). Opening the volume applies a complete record (the crash
- * came after it was forced) and drops an incomplete one (the crash came before: the store file
- * was not touched yet). Applying a record twice does no harm. MapDB's own
- * transaction (commit, rollback) runs above, with its log in memory, and calls {@code sync()}
- * once at the end of every commit.
+ * <p><b>How: a redo log with checkpoints.</b> Writes between two syncs are kept in memory as whole
+ * {@value #PAGE}-byte pages. A sync appends them as one record to the redo log beside the store
+ * ({@code <file>.redo}: magic, log generation, sequence number, page count, pages with their
+ * offsets, CRC-32C, end marker) and keeps them in memory as logged pages (reads see them); the
+ * store file is not touched. A checkpoint forces the log, writes every logged page in place,
+ * forces the store file, and starts a new, empty log generation. Opening the volume replays the
+ * records of the log's generation in sequence up to the first torn, damaged or out-of-sequence
+ * one: the store then holds the state after the last record that reached the disk.
+ *
+ * <p><b>Durability.</b> With a {@code syncInterval} of zero every sync forces the log before it
+ * returns: one fsync per commit, and an acknowledged commit survives a power loss. With an
+ * interval, a sync returns once its record is in the operating system's page cache (it survives
+ * a crash of the process, not of the machine) and a checkpoint, at least every interval, makes it
+ * durable; {@link #forceLog()} makes everything synced so far durable at once (a client's fsync).
+ * A machine crash then loses at most the last interval, and never leaves half of a commit, the way
+ * a journaling local file system behaves between its commits.
  *
  * <p>The redo file is locked while the volume is open (it, not the store file, whose channel an
- * interrupted reader may close; see {@link #io}). {@link #truncate} and {@link #clear} are
- * not used by MapDB's transactional store; they work but are not atomic. Thread safe: reads
- * share a lock, writes and syncs take it exclusively.
+ * interrupted reader may close; see {@link #io}). {@link #truncate} and {@link #clear} are not
+ * used by MapDB's transactional store; they work but are not atomic. Thread safe: reads share a
+ * lock, writes, syncs and checkpoints take it exclusively.
  */
 final class RedoVolume extends Volume {
   /** The unit of buffering and of the redo log. */
@@ -54,8 +61,12 @@ final class RedoVolume extends Volume {
   private static final long GROW = 1 << 20;
   static final long MAGIC = 0x466c_6f77_5265_646fL; // "FlowRedo"
   static final long END = 0x5265_646f_456e_6421L; // "RedoEnd!"
-  static final int HEADER = 8 + 4;
+  /** magic, generation, sequence number, page count. */
+  static final int HEADER = 8 + 8 + 8 + 4;
   static final int TRAILER = 8 + 8;
+  /** Checkpoint early when this many pages wait in memory, or the log grows past {@link #MAX_LOG}. */
+  static final int MAX_LOGGED_PAGES = 16384;
+  static final long MAX_LOG = 256L << 20;
 
   private final Path path;
   private final File file;
@@ -65,8 +76,18 @@ final class RedoVolume extends Volume {
   private final FileChannel redo;
   private final FileLock fileLock;
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-  /** Page number to its new content; guarded by lock. */
+  /** Page number to its new content, written since the last sync; guarded by lock. */
   private final Map<Long, byte[]> dirty = new HashMap<>();
+  /** Pages synced (in the log) but not yet written in place; guarded by lock. */
+  private final Map<Long, byte[]> logged = new HashMap<>();
+  /** Where the next record goes in the log, its generation and sequence number; guarded by lock. */
+  private long logEnd;
+  private long generation;
+  private long seq;
+  /** Zero: force the log at every sync. */
+  private final long intervalNanos;
+  private final java.util.concurrent.ScheduledExecutorService checkpointer;
+  private final java.security.SecureRandom random = new java.security.SecureRandom();
   /** The length MapDB sees; guarded by lock. */
   private long size;
   /** Beyond this offset the store file holds only zeros; guarded by lock. */
@@ -74,7 +95,8 @@ final class RedoVolume extends Volume {
   /** Set when a sync failed: the file may hold part of it, so no more writes until reopened. */
   private volatile RuntimeException failed;
 
-  private RedoVolume(Path path, FileChannel channel, FileChannel redo, FileLock fileLock) throws IOException {
+  private RedoVolume(Path path, FileChannel channel, FileChannel redo, FileLock fileLock, java.time.Duration syncInterval)
+      throws IOException {
     this.path = path;
     this.file = path.toFile();
     this.channel = channel;
@@ -82,15 +104,30 @@ final class RedoVolume extends Volume {
     this.fileLock = fileLock;
     this.size = channel.size();
     this.dataEnd = size;
+    this.intervalNanos = syncInterval.toNanos();
+    this.generation = random.nextLong();
+    long period = intervalNanos > 0 ? intervalNanos : java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+    this.checkpointer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "meta-checkpoint");
+      t.setDaemon(true);
+      return t;
+    });
+    checkpointer.scheduleWithFixedDelay(this::checkpointQuietly, period, period, java.util.concurrent.TimeUnit.NANOSECONDS);
   }
 
   /**
    * Opens (creating if missing) the store file {@code path} and its redo file, locks them, and
-   * finishes or drops a sync a crash interrupted.
+   * replays what a crash left in the log.
    *
+   * @param syncInterval zero: every sync is durable before it returns; otherwise the longest a
+   *     sync waits for the disk (see the class comment)
    * @throws IOException if the files cannot be opened or the store is locked by another process
    */
   static RedoVolume open(Path path) throws IOException {
+    return open(path, java.time.Duration.ZERO);
+  }
+
+  static RedoVolume open(Path path, java.time.Duration syncInterval) throws IOException {
     FileChannel log = FileChannel.open(redoPath(path), StandardOpenOption.CREATE, StandardOpenOption.READ,
         StandardOpenOption.WRITE);
     FileChannel ch = null;
@@ -106,7 +143,7 @@ final class RedoVolume extends Volume {
       }
       ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
       recover(ch, log);
-      return new RedoVolume(path, ch, log, l);
+      return new RedoVolume(path, ch, log, l, syncInterval);
     } catch (IOException | RuntimeException e) {
       log.close(); // releases the lock
       if (ch != null) {
@@ -120,53 +157,70 @@ final class RedoVolume extends Volume {
     return store.resolveSibling(store.getFileName() + ".redo");
   }
 
-  /** Applies a complete redo record to the store file; drops an incomplete one. */
+  /**
+   * Replays the log into the store file: the records of the first record's generation, in
+   * sequence, up to the first torn, damaged or out-of-sequence one; then empties the log.
+   */
   private static void recover(FileChannel store, FileChannel log) throws IOException {
-    List<Page> pages = parse(log);
-    if (pages != null) {
+    List<List<Page>> records = parse(log);
+    for (List<Page> pages : records) {
       for (Page p : pages) {
         writeFully(store, ByteBuffer.wrap(p.data), p.offset);
       }
+    }
+    if (!records.isEmpty()) {
       store.force(true);
     }
     writeFully(log, ByteBuffer.allocate(8), 0);
     log.force(true);
   }
 
-  /** The pages of the complete, intact record at the start of the redo file, or null. */
-  static List<Page> parse(FileChannel log) throws IOException {
+  /** The intact records of the log, in order (see {@link #recover}). */
+  static List<List<Page>> parse(FileChannel log) throws IOException {
+    List<List<Page>> records = new ArrayList<>();
     long fileSize = log.size();
-    if (fileSize < HEADER + TRAILER) {
-      return null;
+    long at = 0;
+    long gen = 0;
+    long expect = 0;
+    while (at + HEADER + TRAILER <= fileSize) {
+      ByteBuffer head = ByteBuffer.allocate(HEADER);
+      readFully(log, head, at);
+      head.flip();
+      if (head.getLong() != MAGIC) {
+        break;
+      }
+      long g = head.getLong();
+      long sq = head.getLong();
+      int count = head.getInt();
+      if (!records.isEmpty() && (g != gen || sq != expect)) {
+        break; // a record of an older generation, left behind a shorter newer one
+      }
+      long length = (long) HEADER + (long) count * (8 + PAGE) + TRAILER;
+      if (count < 0 || at + length > fileSize || length > Integer.MAX_VALUE) {
+        break;
+      }
+      ByteBuffer b = ByteBuffer.allocate((int) length);
+      readFully(log, b, at);
+      b.flip();
+      b.position(HEADER);
+      CRC32C crc = new CRC32C();
+      crc.update(b.array(), 0, (int) length - TRAILER);
+      List<Page> pages = new ArrayList<>(count);
+      for (int i = 0; i < count; i++) {
+        long offset = b.getLong();
+        byte[] data = new byte[PAGE];
+        b.get(data);
+        pages.add(new Page(offset, data));
+      }
+      if (b.getLong() != crc.getValue() || b.getLong() != END) {
+        break;
+      }
+      records.add(pages);
+      gen = g;
+      expect = sq + 1;
+      at += length;
     }
-    ByteBuffer head = ByteBuffer.allocate(HEADER);
-    readFully(log, head, 0);
-    head.flip();
-    if (head.getLong() != MAGIC) {
-      return null;
-    }
-    int count = head.getInt();
-    long length = (long) HEADER + (long) count * (8 + PAGE) + TRAILER;
-    if (count < 0 || length > fileSize || length > Integer.MAX_VALUE) {
-      return null;
-    }
-    ByteBuffer b = ByteBuffer.allocate((int) length);
-    readFully(log, b, 0);
-    b.flip();
-    b.position(HEADER);
-    CRC32C crc = new CRC32C();
-    crc.update(b.array(), 0, (int) length - TRAILER);
-    List<Page> pages = new ArrayList<>(count);
-    for (int i = 0; i < count; i++) {
-      long offset = b.getLong();
-      byte[] data = new byte[PAGE];
-      b.get(data);
-      pages.add(new Page(offset, data));
-    }
-    if (b.getLong() != crc.getValue() || b.getLong() != END) {
-      return null;
-    }
-    return pages;
+    return records;
   }
 
   record Page(long offset, byte[] data) {}
@@ -222,7 +276,7 @@ final class RedoVolume extends Volume {
         long pageNo = at / PAGE;
         int inPage = (int) (at % PAGE);
         int n = (int) Math.min(endOffset - at, PAGE - inPage);
-        if (dirty.containsKey(pageNo) || pageNo * PAGE < dataEnd) { // else it is zeros already
+        if (dirty.containsKey(pageNo) || logged.containsKey(pageNo) || pageNo * PAGE < dataEnd) { // else zeros already
           java.util.Arrays.fill(page(pageNo), inPage, inPage + n, (byte) 0);
         }
         at += n;
@@ -232,12 +286,17 @@ final class RedoVolume extends Volume {
     }
   }
 
-  /** The buffered copy of page {@code pageNo}, read from the file the first time. Lock held. */
+  /** The buffered copy of page {@code pageNo}: from the logged pages or the file the first time. Lock held. */
   private byte[] page(long pageNo) {
     byte[] p = dirty.get(pageNo);
     if (p == null) {
-      p = new byte[PAGE];
-      readFromFile(pageNo * PAGE, p, 0, PAGE);
+      byte[] l = logged.get(pageNo);
+      if (l != null) {
+        p = l.clone(); // the logged copy stays as its record has it, for the checkpoint
+      } else {
+        p = new byte[PAGE];
+        readFromFile(pageNo * PAGE, p, 0, PAGE);
+      }
       dirty.put(pageNo, p);
     }
     return p;
@@ -260,8 +319,9 @@ final class RedoVolume extends Volume {
   }
 
   /**
-   * Makes everything written since the last sync durable, atomically (see the class comment). If
-   * it fails, the volume refuses all further writes: reopening it finishes or drops the sync.
+   * Logs everything written since the last sync as one record, atomically (see the class
+   * comment): durable before it returns with a zero sync interval, else within the interval. If
+   * it fails, the volume refuses all further writes: reopening it replays what reached the log.
    */
   @Override
   public void sync() {
@@ -272,7 +332,13 @@ final class RedoVolume extends Volume {
         return;
       }
       try {
-        writeDirty();
+        appendRecord();
+        if (intervalNanos == 0) {
+          redo.force(false);
+        }
+        if (logged.size() > MAX_LOGGED_PAGES || logEnd > MAX_LOG) {
+          checkpointLocked();
+        }
       } catch (IOException | RuntimeException e) {
         failed = e instanceof IOException io ? new UncheckedIOException("syncing " + file, io) : (RuntimeException) e;
         throw failed;
@@ -282,32 +348,84 @@ final class RedoVolume extends Volume {
     }
   }
 
-  /** The sync itself: redo record, force, pages in place, force, retire. Lock held. */
-  private void writeDirty() throws IOException {
+  /** Appends the dirty pages as the next record of the log and moves them to the logged pages. Lock held. */
+  private void appendRecord() throws IOException {
     List<Map.Entry<Long, byte[]>> pages = new ArrayList<>(dirty.entrySet());
     pages.sort(Map.Entry.comparingByKey());
     ByteBuffer b = ByteBuffer.allocate(HEADER + pages.size() * (8 + PAGE) + TRAILER);
-    b.putLong(MAGIC).putInt(pages.size());
+    b.putLong(MAGIC).putLong(generation).putLong(seq).putInt(pages.size());
     for (Map.Entry<Long, byte[]> p : pages) {
       b.putLong(p.getKey() * PAGE).put(p.getValue());
     }
     CRC32C crc = new CRC32C();
     crc.update(b.array(), 0, b.position());
     b.putLong(crc.getValue()).putLong(END).flip();
-    // overwrite in place, never truncate: a file that keeps its size syncs without a journal
-    // commit; a longer stale tail is harmless (the count and the CRC bound the record)
-    writeFully(redo, b, 0);
-    redo.force(false); // from here on, a crash is finished on the next open
-    io("writing", ch -> {
-      for (Map.Entry<Long, byte[]> p : pages) { // again from the start after a reopen: idempotent
-        writeFully(ch, ByteBuffer.wrap(p.getValue()), p.getKey() * PAGE);
-      }
-      ch.force(false);
-    });
-    dataEnd = Math.max(dataEnd, (pages.get(pages.size() - 1).getKey() + 1) * PAGE);
-    // retire the record; if this write is lost, the next open applies the same pages again
-    writeFully(redo, ByteBuffer.allocate(8), 0);
+    int length = b.remaining();
+    writeFully(redo, b, logEnd);
+    logEnd += length;
+    seq++;
+    logged.putAll(dirty);
     dirty.clear();
+  }
+
+  /** Makes every record synced so far durable (a client asked for it: fsync). */
+  void forceLog() {
+    checkWritable();
+    try {
+      redo.force(false);
+    } catch (IOException e) {
+      throw new UncheckedIOException("forcing the redo log of " + file, e);
+    }
+  }
+
+  /** Checkpoints now (tests; the volume does it on its own every interval). */
+  void checkpoint() throws IOException {
+    lock.writeLock().lock();
+    try {
+      checkWritable();
+      checkpointLocked();
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  private void checkpointQuietly() {
+    lock.writeLock().lock();
+    try {
+      if (failed == null && !closed.get() && (logEnd > 0 || !logged.isEmpty())) {
+        checkpointLocked();
+      }
+    } catch (IOException | RuntimeException e) {
+      failed = e instanceof IOException io ? new UncheckedIOException("checkpointing " + file, io) : (RuntimeException) e;
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * Makes the logged pages durable and writes them in place, then starts a new log generation.
+   * Lock held. Interrupted halfway, the next open replays the same records again: idempotent.
+   */
+  private void checkpointLocked() throws IOException {
+    redo.force(false);
+    if (!logged.isEmpty()) {
+      List<Map.Entry<Long, byte[]>> pages = new ArrayList<>(logged.entrySet());
+      pages.sort(Map.Entry.comparingByKey());
+      io("writing", ch -> {
+        for (Map.Entry<Long, byte[]> p : pages) {
+          writeFully(ch, ByteBuffer.wrap(p.getValue()), p.getKey() * PAGE);
+        }
+        ch.force(false);
+      });
+      dataEnd = Math.max(dataEnd, (pages.get(pages.size() - 1).getKey() + 1) * PAGE);
+      logged.clear();
+    }
+    // a new generation: whatever older records stay behind the new ones are never replayed
+    writeFully(redo, ByteBuffer.allocate(8), 0);
+    redo.force(false);
+    logEnd = 0;
+    seq = 0;
+    generation = random.nextLong();
   }
 
   private void checkWritable() {
@@ -322,12 +440,15 @@ final class RedoVolume extends Volume {
     sync();
     lock.writeLock().lock();
     try {
+      checkpointLocked();
       io("truncating", ch -> {
         ch.truncate(newSize);
         ch.force(true);
       });
       size = newSize;
       dataEnd = Math.min(dataEnd, newSize);
+    } catch (IOException e) {
+      throw new UncheckedIOException("truncating " + file, e);
     } finally {
       lock.writeLock().unlock();
     }
@@ -339,7 +460,7 @@ final class RedoVolume extends Volume {
   public void getData(long offset, byte[] dst, int dstPos, int dstSize) {
     lock.readLock().lock();
     try {
-      if (dirty.isEmpty()) {
+      if (dirty.isEmpty() && logged.isEmpty()) {
         readFromFile(offset, dst, dstPos, dstSize);
         return;
       }
@@ -349,6 +470,9 @@ final class RedoVolume extends Volume {
         int inPage = (int) (at % PAGE);
         int n = Math.min(dstSize - done, PAGE - inPage);
         byte[] p = dirty.get(at / PAGE);
+        if (p == null) {
+          p = logged.get(at / PAGE);
+        }
         if (p != null) {
           System.arraycopy(p, inPage, dst, dstPos + done, n);
         } else {
@@ -452,10 +576,25 @@ final class RedoVolume extends Volume {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    // no interrupt: an interrupted channel operation would close the channel for everyone
+    checkpointer.shutdown();
+    try {
+      checkpointer.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     try {
       try {
-        if (!dirty.isEmpty() && failed == null) {
-          sync();
+        lock.writeLock().lock();
+        try {
+          if (failed == null) {
+            if (!dirty.isEmpty()) {
+              appendRecord();
+            }
+            checkpointLocked();
+          }
+        } finally {
+          lock.writeLock().unlock();
         }
       } finally {
         try {

@@ -37,13 +37,21 @@ final class RedoVolumes extends VolumeFactory {
    * @throws IOException if the file cannot be opened or is locked
    */
   static DB open(Path file) throws IOException {
-    RedoVolume volume = RedoVolume.open(file);
+    return open(file, java.time.Duration.ZERO).db();
+  }
+
+  /** A DB and the redo volume under it. */
+  record Opened(DB db, RedoVolume volume) {}
+
+  /** The transactional DB in {@code file}, whose commits are durable within {@code syncInterval} (zero: at once). */
+  static Opened open(Path file, java.time.Duration syncInterval) throws IOException {
+    RedoVolume volume = RedoVolume.open(file, syncInterval);
     try {
       boolean exists = volume.length() > 0;
       String name = file.toString();
       StoreWAL store = StoreWAL.make(name, new RedoVolumes(name, volume), 0L, true, CONCURRENCY_SHIFT,
           0L, 0L, false, false, false, true, false);
-      return new DB(store, exists, true, RedoVolumes.class.getClassLoader(), 0);
+      return new Opened(new DB(store, exists, true, RedoVolumes.class.getClassLoader(), 0), volume);
     } catch (RuntimeException e) {
       volume.close();
       throw e;

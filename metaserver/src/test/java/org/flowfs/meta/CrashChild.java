@@ -27,7 +27,9 @@ final class CrashChild {
   private CrashChild() {}
 
   public static void main(String[] args) throws Exception {
-    MapDbMetadataStore store = new MapDbMetadataStore(Path.of(args[0]), 64);
+    // args[2]: the sync interval in ms (0: every commit forced to disk before it is acknowledged)
+    MapDbMetadataStore store = new MapDbMetadataStore(Path.of(args[0]), 64, null,
+        java.time.Duration.ofMillis(args.length > 2 ? Long.parseLong(args[2]) : 0));
     Semaphore slots = new Semaphore(IN_FLIGHT);
     for (int i = Integer.parseInt(args[1]); ; i++) {
       slots.acquire();

@@ -35,12 +35,14 @@ class CrashRecoveryTest {
   @TempDir
   Path dir;
 
-  @Test
-  void sigkill_midStream_keepsEveryAcknowledgedMutation() throws Exception {
-    Path storeDir = dir.resolve("store");
+  /** With every commit forced (0 ms) and with commits forced within a second: a SIGKILL loses no ack either way. */
+  @org.junit.jupiter.params.ParameterizedTest(name = "sync interval {0} ms")
+  @org.junit.jupiter.params.provider.ValueSource(longs = {0, 1000})
+  void sigkill_midStream_keepsEveryAcknowledgedMutation(long syncIntervalMs) throws Exception {
+    Path storeDir = dir.resolve("store-" + syncIntervalMs);
     Map<Integer, Integer> acked = new HashMap<>();
     for (int round = 0; round < 2; round++) { // the second round recovers, then crashes again
-      runAndKill(storeDir, acked, round);
+      runAndKill(storeDir, acked, round, syncIntervalMs);
       try (MapDbMetadataStore store = new MapDbMetadataStore(storeDir, 64)) {
         check(store, acked);
       }
@@ -51,12 +53,12 @@ class CrashRecoveryTest {
    * Runs the child with its stdout in a file, kills it with SIGKILL once it acknowledged
    * {@value #ACKS_BEFORE_KILL} steps, and records every complete line it wrote before dying.
    */
-  private void runAndKill(Path storeDir, Map<Integer, Integer> acked, int round) throws Exception {
+  private void runAndKill(Path storeDir, Map<Integer, Integer> acked, int round, long syncIntervalMs) throws Exception {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Path out = dir.resolve("child-" + round + ".out");
-    Path err = dir.resolve("child-" + round + ".err");
+    Path out = dir.resolve("child-" + syncIntervalMs + "-" + round + ".out");
+    Path err = dir.resolve("child-" + syncIntervalMs + "-" + round + ".err");
     Process p = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-        CrashChild.class.getName(), storeDir.toString(), Integer.toString(round * 1_000_000))
+        CrashChild.class.getName(), storeDir.toString(), Integer.toString(round * 1_000_000), Long.toString(syncIntervalMs))
         .redirectOutput(out.toFile())
         .redirectError(err.toFile())
         .start();

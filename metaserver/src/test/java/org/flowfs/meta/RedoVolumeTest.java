@@ -57,33 +57,52 @@ class RedoVolumeTest {
   }
 
   @Test
-  void writes_areInvisibleOnDiskUntilSync() throws IOException {
+  void writes_reachTheStoreFileAtCheckpoint_throughTheLog() throws IOException {
     try (RedoVolume v = RedoVolume.open(file())) {
       v.ensureAvailable(100);
       v.putLong(0, 42);
       assertEquals(42, v.getLong(0), "reads see buffered writes");
       assertEquals(0, onDisk(0), "the store file is untouched before sync");
       v.sync();
+      assertEquals(42, v.getLong(0), "reads see logged writes");
+      assertEquals(0, onDisk(0), "a sync only appends to the log");
+      assertEquals(1, redoRecords().size());
+      v.checkpoint();
       assertEquals(42, onDisk(0));
-      assertNull(redoRecord(), "a synced record is retired");
+      assertTrue(redoRecords().isEmpty(), "a checkpoint empties the log");
     }
   }
 
   @Test
-  void open_appliesCompleteRecord() throws IOException {
+  void syncInterval_checkpointsOnItsOwn() throws Exception {
+    try (RedoVolume v = RedoVolume.open(file(), java.time.Duration.ofMillis(100))) {
+      v.ensureAvailable(100);
+      v.putLong(0, 43);
+      v.sync();
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (onDisk(0) != 43 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertEquals(43, onDisk(0));
+    }
+  }
+
+  @Test
+  void open_replaysCompleteRecordsInOrder() throws IOException {
     try (RedoVolume v = RedoVolume.open(file())) {
       v.ensureAvailable(100);
       v.putLong(0, 1);
       v.sync();
     }
-    byte[] page = bytes(RedoVolume.PAGE, 2);
-    Files.write(RedoVolume.redoPath(file()), record(0, page));
+    byte[] first = bytes(RedoVolume.PAGE, 2);
+    byte[] second = bytes(RedoVolume.PAGE, 3);
+    Files.write(RedoVolume.redoPath(file()), concat(record(7, 0, 0, first), record(7, 1, 0, second)));
     try (RedoVolume v = RedoVolume.open(file())) {
       byte[] back = new byte[RedoVolume.PAGE];
       v.getData(0, back, 0, back.length);
-      assertArrayEquals(page, back);
+      assertArrayEquals(second, back);
     }
-    assertNull(redoRecord());
+    assertTrue(redoRecords().isEmpty());
   }
 
   @Test
@@ -93,7 +112,7 @@ class RedoVolumeTest {
       v.putLong(0, 1);
       v.sync();
     }
-    byte[] full = record(0, bytes(RedoVolume.PAGE, 3));
+    byte[] full = record(5, 0, 0, bytes(RedoVolume.PAGE, 3));
     byte[] torn = Arrays.copyOf(full, full.length - 20);
     byte[] damaged = full.clone();
     damaged[100] ^= 1;
@@ -106,21 +125,23 @@ class RedoVolumeTest {
   }
 
   @Test
-  void open_readsShortRecordBeforeStaleTail() throws IOException {
+  void open_stopsAtAnotherGenerationOrASequenceGap() throws IOException {
     try (RedoVolume v = RedoVolume.open(file())) {
       v.ensureAvailable(3 * RedoVolume.PAGE);
       v.sync();
     }
-    byte[] longer = record(RedoVolume.PAGE, bytes(RedoVolume.PAGE, 4), bytes(RedoVolume.PAGE, 5));
     byte[] page = bytes(RedoVolume.PAGE, 6);
-    byte[] shorter = record(0, page);
-    System.arraycopy(shorter, 0, longer, 0, shorter.length);
-    Files.write(RedoVolume.redoPath(file()), longer);
+    // a newer, shorter generation in front of an older one's records: only the newer applies
+    Files.write(RedoVolume.redoPath(file()), concat(record(9, 0, 0, page), record(8, 1, RedoVolume.PAGE, bytes(RedoVolume.PAGE, 4))));
     try (RedoVolume v = RedoVolume.open(file())) {
       byte[] back = new byte[RedoVolume.PAGE];
       v.getData(0, back, 0, back.length);
       assertArrayEquals(page, back);
-      assertEquals(0, v.getLong(RedoVolume.PAGE), "the stale tail is not applied");
+      assertEquals(0, v.getLong(RedoVolume.PAGE), "a record of another generation is not applied");
+    }
+    Files.write(RedoVolume.redoPath(file()), concat(record(3, 0, 0, page), record(3, 2, RedoVolume.PAGE, bytes(RedoVolume.PAGE, 5))));
+    try (RedoVolume v = RedoVolume.open(file())) {
+      assertEquals(0, v.getLong(RedoVolume.PAGE), "a record after a gap in the sequence is not applied");
     }
   }
 
@@ -155,6 +176,7 @@ class RedoVolumeTest {
       v.ensureAvailable(100);
       v.putLong(0, 5);
       v.sync();
+      v.checkpoint(); // now reads go to the store file
       Thread.currentThread().interrupt(); // the channel read sees it and closes the channel
       assertThrows(java.io.UncheckedIOException.class, () -> v.getLong(0));
       assertTrue(Thread.interrupted(), "the interrupt stays with the thread");
@@ -168,9 +190,9 @@ class RedoVolumeTest {
   }
 
   /** A redo record as the volume writes it: pages at {@code firstOffset}, one after another. */
-  private static byte[] record(long firstOffset, byte[]... pages) {
+  private static byte[] record(long generation, long seq, long firstOffset, byte[]... pages) {
     ByteBuffer b = ByteBuffer.allocate(RedoVolume.HEADER + pages.length * (8 + RedoVolume.PAGE) + RedoVolume.TRAILER);
-    b.putLong(RedoVolume.MAGIC).putInt(pages.length);
+    b.putLong(RedoVolume.MAGIC).putLong(generation).putLong(seq).putInt(pages.length);
     for (int i = 0; i < pages.length; i++) {
       b.putLong(firstOffset + (long) i * RedoVolume.PAGE).put(pages[i]);
     }
@@ -188,7 +210,13 @@ class RedoVolumeTest {
     }
   }
 
-  private Object redoRecord() throws IOException {
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] c = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, c, a.length, b.length);
+    return c;
+  }
+
+  private java.util.List<?> redoRecords() throws IOException {
     try (FileChannel ch = FileChannel.open(RedoVolume.redoPath(file()), StandardOpenOption.READ)) {
       return RedoVolume.parse(ch);
     }

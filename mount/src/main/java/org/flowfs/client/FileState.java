@@ -52,6 +52,17 @@ final class FileState {
     return false;
   }
 
+  /**
+   * Writes at the end of the file as this client sees it, or at {@code offset} if that lies
+   * beyond: an {@code O_APPEND} write. Returns where the bytes went. Finding the end and writing
+   * there are one step, so appends through any number of opens never overwrite each other.
+   */
+  synchronized long append(long offset, ByteBuf src, long nowNs) {
+    long at = Math.max(offset, size);
+    write(at, src, nowNs);
+    return at;
+  }
+
   synchronized void write(long offset, ByteBuf src, long nowNs) {
     reads.invalidate();
     int len = src.readableBytes();

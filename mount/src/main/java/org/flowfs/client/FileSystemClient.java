@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,6 +27,7 @@ import org.flowfs.common.flow.FlowInterface;
 import org.flowfs.common.dist.DirStripe;
 import org.flowfs.common.dist.Distribution;
 import org.flowfs.common.dist.Distributions;
+import org.flowfs.common.rpc.CallFailure;
 import org.flowfs.common.rpc.NetRuntime;
 import org.flowfs.common.rpc.Peers;
 import org.flowfs.common.DistSpec;
@@ -45,6 +47,7 @@ import org.flowfs.common.wire.MetaOp.LinkReq;
 import org.flowfs.common.wire.MetaOp.ListxattrReq;
 import org.flowfs.common.wire.MetaOp.LookupReq;
 import org.flowfs.common.wire.MetaOp.MetaStatfsReq;
+import org.flowfs.common.wire.MetaOp.MetaSyncReq;
 import org.flowfs.common.wire.MetaOp.MetaStatfsResp;
 import org.flowfs.common.wire.MetaOp.ReaddirReq;
 import org.flowfs.common.wire.MetaOp.ReaddirResp;
@@ -74,6 +77,8 @@ public final class FileSystemClient implements AutoCloseable {
   /** {@link #utimens} time values: use the server's clock, or leave the time as it is. */
   public static final long UTIME_NOW = -1;
   public static final long UTIME_OMIT = -2;
+  /** The open flag (Linux's value) that makes every {@link #write(OpenFile, long, ByteBuf) write} append. */
+  public static final int O_APPEND = 02000;
   private static final int READDIR_PAGE = 1024;
 
   private final FlowFsConfig config;
@@ -124,7 +129,52 @@ public final class FileSystemClient implements AutoCloseable {
     return i.getEpochSecond() * 1_000_000_000L + i.getNano();
   }
 
+  /**
+   * Metadata requests that give the same outcome when the server runs them twice (reads, and
+   * setattr, which sets values rather than changing them by an amount): re-sent when the
+   * connection dropped before their answer.
+   */
+  private static final Set<Class<?>> IDEMPOTENT = Set.of(LookupReq.class, GetattrReq.class, ReaddirReq.class,
+      ReadlinkReq.class, GetxattrReq.class, ListxattrReq.class, MetaStatfsReq.class, SetattrReq.class);
+  private static final long RETRY_PAUSE_MIN_MS = 50;
+  private static final long RETRY_PAUSE_MAX_MS = 1000;
+
+  /**
+   * Calls the metadata server, riding out its restart: a request that never left (the server
+   * refused the connection) is sent again, and an {@link #IDEMPOTENT} one also when the connection
+   * dropped before its answer, with growing pauses, all within {@code rpc.timeout}; then the last
+   * failure (EIO). Any other request whose connection dropped after it was sent fails with EIO at
+   * once: the server may have run it, and running a create or rename twice is not safe.
+   */
   private <R extends Message> R meta(Req<R> req) {
+    long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
+    long pauseMs = RETRY_PAUSE_MIN_MS;
+    while (true) {
+      long left = Math.max(deadline - System.nanoTime(), 1_000_000);
+      try {
+        return Await.get(peers.meta().call(req, Duration.ofNanos(left)), timeout);
+      } catch (FsException e) {
+        CallFailure.Stage stage = CallFailure.stageOf(e);
+        boolean again = stage == CallFailure.Stage.NOT_SENT
+            || stage == CallFailure.Stage.LOST && IDEMPOTENT.contains(req.getClass());
+        long pause = Math.min(pauseMs, (deadline - System.nanoTime()) / 1_000_000);
+        if (!again || pause <= 0) {
+          throw e;
+        }
+        counters.increment("meta.retries");
+        try {
+          Thread.sleep(pause);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new FsException(Errno.EINTR, "interrupted while waiting for the metadata server");
+        }
+        pauseMs = Math.min(pauseMs * 2, RETRY_PAUSE_MAX_MS);
+      }
+    }
+  }
+
+  /** One call to the metadata server, never re-sent. */
+  private <R extends Message> R metaOnce(Req<R> req) {
     return Await.get(peers.meta().call(req), timeout);
   }
 
@@ -489,11 +539,32 @@ public final class FileSystemClient implements AutoCloseable {
     return n;
   }
 
-  /** Writes {@code src}'s readable bytes at {@code offset}; {@code src} stays the caller's. */
+  /**
+   * Writes {@code src}'s readable bytes at {@code offset}, or, for a file opened with {@link
+   * #O_APPEND}, at its end (as Linux's {@code pwrite} does on such a file); {@code src} stays the
+   * caller's.
+   */
   public void write(OpenFile f, long offset, ByteBuf src) {
+    write(f, offset, src, false);
+  }
+
+  /**
+   * {@link #write(OpenFile, long, ByteBuf)}; with {@code pageCache}, the kernel writing back pages
+   * of its cache (a shared mapping), which belong at {@code offset} whatever the open's flags.
+   *
+   * <p>The kernel's offset for an {@code O_APPEND} write is its own idea of the file's size, which
+   * libfuse 2's high-level API keeps per name: through another hard-link name it can lag behind
+   * what this client has written, and writing there would overwrite those bytes. The end this
+   * client knows is never behind.
+   */
+  public void write(OpenFile f, long offset, ByteBuf src, boolean pageCache) {
     counters.increment("write");
     counters.add("write.user-bytes", src.readableBytes());
-    f.state().write(offset, src, now());
+    if ((f.flags() & O_APPEND) != 0 && !pageCache) {
+      f.state().append(offset, src, now());
+    } else {
+      f.state().write(offset, src, now());
+    }
   }
 
   /**
@@ -535,8 +606,71 @@ public final class FileSystemClient implements AutoCloseable {
     return total;
   }
 
+  /**
+   * {@link #write(OpenFile, Request, long, long, ByteBuf, Request) write} without waiting: posts the
+   * flows (one per server holding some of the data, all at once) and returns. Any number may be in
+   * flight, on one file or many, and they complete in any order; each grows the size this client
+   * sees for the file as it completes, and {@link #flush}, {@link #fsync} or {@link #release}
+   * records it on the metadata server. The future fails with an {@link FsException}. {@code mem}
+   * stays the caller's and must not change until the future completes. Callbacks on the future may
+   * run on network threads: they must not block.
+   */
+  public CompletableFuture<Void> writeAsync(OpenFile f, Request fileReq, long displacement, long aggregate, ByteBuf mem,
+      Request memReq) {
+    FileState st = f.state();
+    st.flushWrites(); // this client's buffered POSIX writes reach the servers first
+    long end = typedEnd(fileReq, displacement, aggregate);
+    counters.increment("write.typed-async");
+    return flowPath.transfer(st.layout, fileReq, displacement, aggregate, mem, memReq, true, Long.MAX_VALUE)
+        .thenCompose(v -> end >= 0 ? CompletableFuture.completedFuture(end) : datafileSizeAsync(st.layout))
+        // off the network thread: a blocking typed write holds the state's lock while it waits
+        .thenAcceptAsync(size -> st.grew(size, now()));
+  }
+
+  /**
+   * {@link #read(OpenFile, Request, long, long, ByteBuf, Request) read} without waiting: the future
+   * gives how many bytes were read (a prefix of the request's data: the file ends at the size this
+   * client sees when the read is posted). Many may be in flight; they complete in any order. {@code
+   * mem} stays the caller's and must not be touched until the future completes.
+   */
+  public CompletableFuture<Long> readAsync(OpenFile f, Request fileReq, long displacement, long aggregate, ByteBuf mem,
+      Request memReq) {
+    FileState st = f.state();
+    st.flushWrites();
+    long size = st.size();
+    Layout layout = st.layout;
+    Distribution dist = Distributions.of(layout.dist());
+    long total = 0;
+    for (int s = 0; s < layout.serverCount(); s++) {
+      total += flows.alloc().fileReq(fileReq).fileReqOffset(displacement).aggregateSize(aggregate)
+          .fileData(new FileData(size, s, layout.serverCount(), dist, false)).bytesForServer();
+    }
+    long read = total;
+    counters.increment("read.typed-async");
+    return flowPath.transfer(layout, fileReq, displacement, aggregate, mem, memReq, false, size).thenApply(v -> read);
+  }
+
+  /** One past the last byte a monotone request tiled from {@code displacement} reaches; -1 if not monotone. */
+  private static long typedEnd(Request fileReq, long displacement, long aggregate) {
+    if (aggregate == 0) {
+      return 0;
+    }
+    boolean tilesInOrder = aggregate <= fileReq.size() || fileReq.trueExtent() <= fileReq.extent();
+    if (!fileReq.isMonotone() || !tilesInOrder) {
+      return -1;
+    }
+    org.flowfs.common.request.Segments last = new org.flowfs.common.request.Segments(1);
+    org.flowfs.common.request.RequestProcessor.processMemory(
+        org.flowfs.common.request.RequestCursor.of(fileReq, displacement, aggregate), 1, last, aggregate - 1, 1);
+    return last.offset(0) + 1;
+  }
+
   /** The logical size the datafiles of a layout add up to (asks every server). */
   private long datafileSize(Layout layout) {
+    return Await.get(datafileSizeAsync(layout), timeout);
+  }
+
+  private CompletableFuture<Long> datafileSizeAsync(Layout layout) {
     Map<Integer, List<Integer>> byServer = new java.util.TreeMap<>();
     for (int i = 0; i < layout.serverCount(); i++) {
       byServer.computeIfAbsent(layout.datafiles().get(i).ioServer(), k -> new ArrayList<>()).add(i);
@@ -550,8 +684,8 @@ public final class FileSystemClient implements AutoCloseable {
             sizes[idx.get(k)] = r.sizes()[k];
           }
         })));
-    Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
-    return Distributions.of(layout.dist()).logicalSize(sizes);
+    return CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new))
+        .thenApply(v -> Distributions.of(layout.dist()).logicalSize(sizes));
   }
 
   /** Pushes this file's buffered writes and records its size and mtime (close, flush). */
@@ -576,8 +710,14 @@ public final class FileSystemClient implements AutoCloseable {
     for (Handle d : layout.datafiles()) {
       fs.add(peers.io(d.ioServer()).call(new SyncReq(d, dataOnly)));
     }
+    fs.add(peers.meta().call(new MetaSyncReq())); // its size and times too
     Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
     counters.increment("fsync");
+  }
+
+  /** Makes the namespace changes this client saw acknowledged durable (fsyncdir, syncfs). */
+  public void syncMetadata() {
+    meta(new MetaSyncReq());
   }
 
   /** The last close of an open file: flushes, then forgets the open. */
@@ -602,7 +742,9 @@ public final class FileSystemClient implements AutoCloseable {
     if (name.startsWith(VIRTUAL_XATTR_PREFIX)) {
       throw new FsException(Errno.EPERM, name + " is computed, not stored");
     }
-    meta(new SetxattrReq(resolve(path), name, value, flags));
+    Handle h = resolve(path);
+    meta(new SetxattrReq(h, name, value, flags));
+    attrs.invalidate(h); // its ctime moved
   }
 
   /**
@@ -655,14 +797,16 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   public void removexattr(String path, String name) {
-    meta(new RemovexattrReq(resolve(path), name));
+    Handle h = resolve(path);
+    meta(new RemovexattrReq(h, name));
+    attrs.invalidate(h); // its ctime moved
   }
 
   // ---- servers --------------------------------------------------------------------------------
 
   /** Asks the metadata server who it is; EIO (with its address) when it does not answer. */
   public org.flowfs.common.wire.CommonOp.PingResp ping() {
-    return meta(new org.flowfs.common.wire.CommonOp.PingReq(System.nanoTime()));
+    return metaOnce(new org.flowfs.common.wire.CommonOp.PingReq(System.nanoTime()));
   }
 
   // ---- capacity -------------------------------------------------------------------------------

@@ -90,6 +90,15 @@ final class FlowFuse extends FuseStubFS {
     return fs.openFile(fi.fh.get());
   }
 
+  /**
+   * libfuse 2's {@code fuse_file_info.writepage}: set on writes of the kernel's cached pages
+   * (shared mappings). jnr-fuse models that {@code int} as padding: it is the 4 bytes from the
+   * member it names {@code direct_io}, right after {@code fh_old}.
+   */
+  private static boolean writepage(FuseFileInfo fi) {
+    return jnr.ffi.Struct.getMemory(fi).getInt(StructOffsets.offsetOf(fi.direct_io)) != 0;
+  }
+
   @Override
   public int getattr(String path, FileStat stat) {
     return ops.call("getattr", path, () -> {
@@ -252,7 +261,7 @@ final class FlowFuse extends FuseStubFS {
   @Override
   public int write(String path, Pointer buf, long size, long offset, FuseFileInfo fi) {
     return ops.call("write", path, () -> {
-      fs.write(file(fi), offset, wrap(buf, size));
+      fs.write(file(fi), offset, wrap(buf, size), writepage(fi));
       return (int) size;
     });
   }
@@ -339,7 +348,10 @@ final class FlowFuse extends FuseStubFS {
 
   @Override
   public int fsyncdir(String path, FuseFileInfo fi) {
-    return ops.call("fsyncdir", path, () -> 0);
+    return ops.call("fsyncdir", path, () -> {
+      fs.syncMetadata();
+      return 0;
+    });
   }
 
   @Override

@@ -122,7 +122,8 @@ class ErrorsTest {
 
   private static String liveConfig() throws Exception {
     var c = fs.client().config();
-    StringBuilder sb = new StringBuilder("meta.address = 127.0.0.1:" + c.meta().address().getPort() + "\n");
+    StringBuilder sb = new StringBuilder("fs.secret = " + c.fs().secret() + "\n");
+    sb.append("meta.address = 127.0.0.1:").append(c.meta().address().getPort()).append('\n');
     for (var io : c.ioServers()) {
       sb.append("io.").append(io.id()).append(".address = 127.0.0.1:").append(io.address().getPort()).append('\n');
     }

@@ -86,7 +86,7 @@ public record FlowFsConfig(
     if (layout.servers() > io.size() && !io.isEmpty()) {
       src.problem("key 'layout.servers': " + layout.servers() + " is more than the " + io.size() + " I/O servers configured");
     }
-    RpcConfig rpc = RpcConfig.from(src);
+    RpcConfig rpc = RpcConfig.from(src, fs.secret());
     ClientConfig client = ClientConfig.from(src);
     FlowConfig flow = FlowConfig.from(src);
     if (flow.bufferSize() > rpc.maxFrame() - 1024) {
@@ -138,7 +138,7 @@ public record FlowFsConfig(
       io.add(new IoServerConfig(s.id(), java.net.InetSocketAddress.createUnresolved(a.getHostString(), a.getPort()), s.dir()));
     }
     MetaConfig m = new MetaConfig(java.net.InetSocketAddress.createUnresolved(metaAddress.getHostString(), metaAddress.getPort()),
-        meta.dir(), meta.threads(), meta.commitBatch(), meta.precreateBatch(), meta.precreateLowWater());
+        meta.dir(), meta.threads(), meta.commitBatch(), meta.precreateBatch(), meta.precreateLowWater(), meta.syncInterval());
     return new FlowFsConfig(fs, m, io, this.io, layout, rpc, client, flow, effective);
   }
 

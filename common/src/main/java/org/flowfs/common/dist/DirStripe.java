@@ -48,11 +48,11 @@ public record DirStripe(long stripSize, int servers) {
       String value = field.substring(eq + 1);
       try {
         switch (key) {
-          case "strip_size" -> strip = parseSize(value);
+          case "strip_size" -> strip = org.flowfs.common.config.Values.size(value);
           case "servers" -> servers = Integer.parseInt(value);
           default -> throw new FsException(Errno.EINVAL, "unknown key '" + key + "' (keys: strip_size, servers)");
         }
-      } catch (NumberFormatException e) {
+      } catch (IllegalArgumentException e) { // NumberFormatException too
         throw new FsException(Errno.EINVAL, "'" + value + "' is not a number for " + key);
       }
       any = true;
@@ -66,22 +66,6 @@ public record DirStripe(long stripSize, int servers) {
   public static DirStripe parse(byte[] value) {
     return parse(new String(value, StandardCharsets.UTF_8));
   }
-
-  /** A byte count with an optional k/M/G (or KiB/MiB/GiB) suffix. */
-  static long parseSize(String s) {
-    java.util.regex.Matcher m = SIZE.matcher(s.strip().toLowerCase(Locale.ROOT));
-    if (!m.matches()) {
-      throw new NumberFormatException(s);
-    }
-    int shift = m.group(2) == null ? 0 : switch (m.group(2).charAt(0)) {
-      case 'k' -> 10;
-      case 'm' -> 20;
-      default -> 30;
-    };
-    return Math.multiplyExact(Long.parseLong(m.group(1)), 1L << shift);
-  }
-
-  private static final java.util.regex.Pattern SIZE = java.util.regex.Pattern.compile("(\\d{1,12})\\s*(k|kib|m|mib|g|gib)?");
 
   /** Checks the server count against the file system's {@code ioServers}. */
   public DirStripe checkServers(int ioServers) {

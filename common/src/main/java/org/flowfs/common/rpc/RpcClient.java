@@ -4,10 +4,12 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.DecoderException;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -20,6 +22,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.config.RpcConfig;
+import org.flowfs.common.wire.CommonOp.AuthChallenge;
+import org.flowfs.common.wire.CommonOp.AuthReq;
+import org.flowfs.common.wire.CommonOp.AuthResp;
 import org.flowfs.common.wire.CommonOp.ErrorResp;
 import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.FrameDecoder;
@@ -38,6 +43,12 @@ import org.slf4j.LoggerFactory;
  * <p>Every call completes: with the answer, with the server's errno, or with EIO when the server
  * cannot be reached, the connection drops or no answer comes within the timeout. Futures complete
  * on an event loop thread: callers must not block in their continuations. Thread safe.
+ *
+ * <p>A new connection is handed to calls only after the membership handshake ({@link Membership})
+ * has succeeded both ways: the client proved it knows the file system's secret and the server
+ * proved it too. A server that refuses the proof fails the calls waiting for the connection with
+ * EACCES, one that cannot prove its own membership with EACCES too, one that does not complete the
+ * handshake within the connect timeout with EIO; each error names the server.
  */
 public final class RpcClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RpcClient.class);
@@ -49,6 +60,7 @@ public final class RpcClient implements AutoCloseable {
   private final MessageRegistry registry;
   private final FrameEncoder encoder;
   private final Connection[] connections;
+  private final Membership membership;
   private final AtomicInteger next = new AtomicInteger();
   private final AtomicLong ids = new AtomicLong();
   private volatile boolean closed;
@@ -64,6 +76,7 @@ public final class RpcClient implements AutoCloseable {
     this.config = config;
     this.registry = registry;
     this.encoder = new FrameEncoder(registry);
+    this.membership = new Membership(config.secret());
     this.connections = new Connection[config.connections()];
     for (int i = 0; i < connections.length; i++) {
       connections[i] = new Connection();
@@ -91,7 +104,7 @@ public final class RpcClient implements AutoCloseable {
   public <R extends Message> CompletableFuture<R> call(Req<R> req, Duration timeout) {
     if (closed) {
       release(req);
-      return CompletableFuture.failedFuture(new FsException(Errno.EIO, "client to " + peer + " is closed"));
+      return CompletableFuture.failedFuture(CallFailure.eio(CallFailure.Stage.NOT_SENT, "client to " + peer + " is closed"));
     }
     Connection conn = connections[Math.floorMod(next.getAndIncrement(), connections.length)];
     CompletableFuture<R> out = new CompletableFuture<>();
@@ -153,7 +166,7 @@ public final class RpcClient implements AutoCloseable {
       Channel ch = link.channel();
       if (!ch.isActive()) {
         release(req);
-        result.completeExceptionally(new FsException(Errno.EIO, "connection to " + peer + " is closed"));
+        result.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT, "connection to " + peer + " is closed"));
         return result;
       }
       Pending p = new Pending((CompletableFuture<Message>) (CompletableFuture<?>) result, expected);
@@ -161,14 +174,14 @@ public final class RpcClient implements AutoCloseable {
       pending.put(id, p);
       p.timer = ch.eventLoop().schedule(() -> {
         if (pending.remove(id) != null) {
-          result.completeExceptionally(new FsException(Errno.EIO,
+          result.completeExceptionally(CallFailure.eio(CallFailure.Stage.TIMED_OUT,
               peer + " did not answer " + req.getClass().getSimpleName() + " within " + timeout.toMillis() + " ms"));
         }
       }, timeout.toNanos(), TimeUnit.NANOSECONDS);
       ch.writeAndFlush(Envelope.request(id, req)).addListener(f -> {
         if (!f.isSuccess() && pending.remove(id) != null) {
           p.timer.cancel(false);
-          result.completeExceptionally(new FsException(Errno.EIO, "cannot send to " + peer + ": " + f.cause()));
+          result.completeExceptionally(CallFailure.eio(CallFailure.Stage.LOST, "cannot send to " + peer + ": " + f.cause()));
         }
       });
     }
@@ -215,7 +228,7 @@ public final class RpcClient implements AutoCloseable {
       channel = f;
       Map<Long, Pending> pending = new ConcurrentHashMap<>();
       if (closed) {
-        f.completeExceptionally(new FsException(Errno.EIO, "client to " + peer + " is closed"));
+        f.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT, "client to " + peer + " is closed"));
         return f;
       }
       Bootstrap b = new Bootstrap()
@@ -227,16 +240,19 @@ public final class RpcClient implements AutoCloseable {
           .handler(new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel ch) {
+              FrameDecoder frames = new FrameDecoder(registry, (int) config.maxFrame());
+              frames.limit(RpcServer.PRE_AUTH_FRAME);
               ch.pipeline()
-                  .addLast("frame", new FrameDecoder(registry, (int) config.maxFrame()))
+                  .addLast("frame", frames)
                   .addLast("encode", encoder)
+                  .addLast("auth", new ClientAuth(frames, f, pending))
                   .addLast("answers", new Answers(pending));
             }
           });
       ChannelFuture cf = b.connect(new InetSocketAddress(address.getHostString(), address.getPort()));
       cf.addListener(x -> {
         if (cf.isSuccess()) {
-          f.complete(new Link(cf.channel(), pending));
+          // the handshake completes f
           if (closed) {
             // close() ran while this connection was being made and could not close it
             cf.channel().close();
@@ -247,7 +263,7 @@ public final class RpcClient implements AutoCloseable {
               channel = null; // the next call tries again
             }
           }
-          f.completeExceptionally(new FsException(Errno.EIO,
+          f.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT,
               "cannot reach " + peer + " at " + address.getHostString() + ":" + address.getPort() + ": "
                   + (cf.cause() == null ? "unknown" : cf.cause().getMessage())));
         }
@@ -270,8 +286,108 @@ public final class RpcClient implements AutoCloseable {
           if (p.timer != null) {
             p.timer.cancel(false);
           }
-          p.future.completeExceptionally(new FsException(Errno.EIO, "connection to " + peer + " lost: " + why));
+          p.future.completeExceptionally(CallFailure.eio(CallFailure.Stage.LOST, "connection to " + peer + " lost: " + why));
         }
+      }
+    }
+
+    /**
+     * The client's side of the membership handshake: answers the server's challenge, checks the
+     * server's proof, then hands the connection to calls and steps out of the pipeline.
+     */
+    private final class ClientAuth extends ChannelInboundHandlerAdapter {
+      private final FrameDecoder frames;
+      private final CompletableFuture<Link> link;
+      private final Map<Long, Pending> pending;
+      private ScheduledFuture<?> timer;
+      private String server;
+      private byte[] serverNonce;
+      private byte[] clientNonce;
+
+      ClientAuth(FrameDecoder frames, CompletableFuture<Link> link, Map<Long, Pending> pending) {
+        this.frames = frames;
+        this.link = link;
+        this.pending = pending;
+      }
+
+      private String where() {
+        return peer + " at " + address.getHostString() + ":" + address.getPort();
+      }
+
+      @Override
+      public void channelActive(ChannelHandlerContext ctx) {
+        timer = ctx.executor().schedule(() -> fail(ctx, Errno.EIO,
+            where() + " did not complete the membership handshake within " + config.connectTimeout().toMillis() + " ms"),
+            config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        ctx.fireChannelActive();
+      }
+
+      @Override
+      public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof Envelope env)) {
+          ReferenceCountUtil.release(msg);
+          return;
+        }
+        if (link.isDone()) {
+          env.release(); // failed already; the connection is closing
+          return;
+        }
+        Message m = env.message();
+        if (serverNonce == null) {
+          if (env.kind() == Envelope.Kind.ONEWAY && m instanceof AuthChallenge c) {
+            server = c.server();
+            serverNonce = c.nonce();
+            clientNonce = Membership.nonce();
+            ctx.writeAndFlush(Envelope.request(0, new AuthReq(clientNonce, membership.clientProof(server, serverNonce, clientNonce))));
+          } else {
+            env.release();
+            fail(ctx, Errno.EPROTO, where() + " sent " + m.getClass().getSimpleName() + " instead of a membership challenge");
+          }
+          return;
+        }
+        if (env.kind() == Envelope.Kind.RESPONSE && env.id() == 0 && m instanceof AuthResp r) {
+          if (!Membership.matches(membership.serverProof(server, serverNonce, clientNonce), r.proof())) {
+            fail(ctx, Errno.EACCES, where() + " (\"" + server + "\") could not prove it belongs to this file system:"
+                + " its fs.secret differs from ours");
+            return;
+          }
+          timer.cancel(false);
+          frames.limit(Integer.MAX_VALUE);
+          ctx.pipeline().remove(this);
+          link.complete(new Link(ctx.channel(), pending));
+          if (closed) {
+            ctx.close(); // close() ran during the handshake and could not close this connection
+          }
+        } else if (env.kind() == Envelope.Kind.RESPONSE && env.id() == 0 && m instanceof ErrorResp e) {
+          Errno errno = Errno.ofCode(e.errno());
+          fail(ctx, errno == Errno.OK ? Errno.EACCES : errno, where() + " refused this client's membership proof (" + e.detail()
+              + "): is fs.secret the same as the server's?");
+        } else {
+          env.release();
+          fail(ctx, Errno.EPROTO, where() + " answered the membership proof with " + m.getClass().getSimpleName());
+        }
+      }
+
+      private void fail(ChannelHandlerContext ctx, Errno errno, String why) {
+        if (timer != null) {
+          timer.cancel(false);
+        }
+        if (link.completeExceptionally(new FsException(errno, why))) {
+          LOG.warn("{}", why);
+        }
+        ctx.close();
+      }
+
+      @Override
+      public void channelInactive(ChannelHandlerContext ctx) {
+        fail(ctx, Errno.EIO, where() + " closed the connection during the membership handshake");
+        ctx.fireChannelInactive();
+      }
+
+      @Override
+      public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        Throwable c = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+        fail(ctx, Errno.EIO, "membership handshake with " + where() + " failed: " + c);
       }
     }
 

@@ -3,7 +3,9 @@ package org.flowfs.common.rpc;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.SimpleChannelInboundHandler;
@@ -11,7 +13,9 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletionStage;
@@ -21,6 +25,9 @@ import org.flowfs.common.Counters;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.config.RpcConfig;
+import org.flowfs.common.wire.CommonOp.AuthChallenge;
+import org.flowfs.common.wire.CommonOp.AuthReq;
+import org.flowfs.common.wire.CommonOp.AuthResp;
 import org.flowfs.common.wire.CommonOp.ErrorResp;
 import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.FrameDecoder;
@@ -35,12 +42,22 @@ import org.slf4j.LoggerFactory;
  * A server endpoint: accepts connections on one address, decodes frames, dispatches each request
  * through its {@link OpTable} and writes the answer back. A connection that sends a malformed
  * frame is logged and closed; every other connection carries on. Each connection has a bounded
- * number of requests in flight: past it the server stops reading from that connection.
+ * number of requests in flight: past it, or while its answers cannot be written as fast as they
+ * come, the server stops reading from that connection.
+ *
+ * <p>Every connection must first prove membership of the file system ({@link Membership}): the
+ * server sends its challenge on accept and serves nothing until the first frame from the peer is
+ * a valid {@link AuthReq}. Anything else, a wrong proof, or no proof within {@code
+ * rpc.auth-timeout} closes the connection; until then frames are limited to {@link
+ * #PRE_AUTH_FRAME} bytes. Log lines peers can cause are rate limited; counters
+ * ({@code connections.*}) count every case.
  */
 public final class RpcServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RpcServer.class);
   /** Requests in flight per connection before the server stops reading it. */
   static final int MAX_IN_FLIGHT = 1024;
+  /** The largest frame a connection may send before it has proved membership. */
+  static final int PRE_AUTH_FRAME = 1024;
 
   private final String name;
   private final NetRuntime net;
@@ -50,6 +67,9 @@ public final class RpcServer implements AutoCloseable {
   private final MessageRegistry registry;
   private final FrameEncoder encoder;
   private final Counters counters;
+  private final Membership membership;
+  private final LogLimit authLog = new LogLimit(60);
+  private final LogLimit badLog = new LogLimit(60);
   private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private volatile OnewayHandler oneway = (env, ch) -> {
     env.release();
@@ -73,6 +93,7 @@ public final class RpcServer implements AutoCloseable {
     this.registry = registry;
     this.encoder = new FrameEncoder(registry);
     this.counters = counters;
+    this.membership = new Membership(config.secret());
   }
 
   public void onOneway(OnewayHandler handler) {
@@ -93,9 +114,13 @@ public final class RpcServer implements AutoCloseable {
           @Override
           protected void initChannel(Channel ch) {
             channels.add(ch);
+            counters.increment("connections.accepted");
+            FrameDecoder frames = new FrameDecoder(registry, (int) config.maxFrame());
+            frames.limit(PRE_AUTH_FRAME);
             ch.pipeline()
-                .addLast("frame", new FrameDecoder(registry, (int) config.maxFrame()))
+                .addLast("frame", frames)
                 .addLast("encode", encoder)
+                .addLast("auth", new ServerAuth(frames))
                 .addLast("dispatch", new Dispatcher());
           }
         });
@@ -119,6 +144,93 @@ public final class RpcServer implements AutoCloseable {
     if (serverChannel != null) {
       channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
       serverChannel = null;
+    }
+  }
+
+  /**
+   * The server's side of the membership handshake, first in line for every new connection: sends
+   * the challenge, checks the answer, then steps out of the pipeline (nothing per request).
+   */
+  private final class ServerAuth extends ChannelInboundHandlerAdapter {
+    private final FrameDecoder frames;
+    private final byte[] nonce = Membership.nonce();
+    private ScheduledFuture<?> timer;
+    private boolean refused;
+
+    ServerAuth(FrameDecoder frames) {
+      this.frames = frames;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+      ctx.writeAndFlush(Envelope.oneway(0, new AuthChallenge(name, nonce)));
+      timer = ctx.executor().schedule(() -> {
+        if (ctx.channel().isActive()) {
+          counters.increment("connections.auth-timeout");
+          refuse(ctx, "proved no membership within " + config.authTimeout().toMillis() + " ms", null);
+        }
+      }, config.authTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (refused || !(msg instanceof Envelope env)) {
+        if (msg instanceof Envelope e) {
+          e.release(); // after a refusal: the connection is closing
+        } else {
+          ReferenceCountUtil.release(msg);
+        }
+        return;
+      }
+      if (env.kind() != Envelope.Kind.REQUEST || !(env.message() instanceof AuthReq q)) {
+        env.release();
+        counters.increment("connections.auth-refused");
+        refuse(ctx, "sent " + env.message().getClass().getSimpleName() + " before proving membership", null);
+        return;
+      }
+      byte[] expected = membership.clientProof(name, nonce, q.nonce());
+      if (!Membership.matches(expected, q.proof())) {
+        counters.increment("connections.auth-failed");
+        refuse(ctx, "failed the membership proof (wrong fs.secret?)",
+            Envelope.response(env.id(), new ErrorResp(Errno.EACCES.code(), name + ": not a member of this file system")));
+        return;
+      }
+      timer.cancel(false);
+      counters.increment("connections.authenticated");
+      frames.limit(Integer.MAX_VALUE);
+      ctx.writeAndFlush(Envelope.response(env.id(), new AuthResp(membership.serverProof(name, nonce, q.nonce()))));
+      ctx.pipeline().remove(this); // frames after this one go straight to the dispatcher
+    }
+
+    /** Logs (rate limited), sends {@code last} if any, and closes; reads nothing more. */
+    private void refuse(ChannelHandlerContext ctx, String why, Envelope last) {
+      if (refused) {
+        return;
+      }
+      refused = true;
+      if (timer != null) {
+        timer.cancel(false);
+      }
+      counters.increment("connections.unauthenticated");
+      long s = authLog.admit();
+      if (s >= 0) {
+        LOG.warn("{}: closing connection from {}: it {}{}", name, ctx.channel().remoteAddress(), why, LogLimit.note(s));
+      }
+      ctx.channel().config().setAutoRead(false);
+      if (last == null) {
+        ctx.close();
+      } else {
+        ctx.writeAndFlush(last).addListener(ChannelFutureListener.CLOSE);
+      }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      if (timer != null) {
+        timer.cancel(false);
+      }
+      ctx.fireChannelInactive();
     }
   }
 
@@ -178,10 +290,27 @@ public final class RpcServer implements AutoCloseable {
     private void reply(ChannelHandlerContext ctx, long id, Message resp) {
       ctx.writeAndFlush(Envelope.response(id, resp));
       ctx.executor().execute(() -> {
-        if (--inFlight < MAX_IN_FLIGHT / 2 && !ctx.channel().config().isAutoRead()) {
-          ctx.channel().config().setAutoRead(true);
-        }
+        --inFlight;
+        resumeIfDrained(ctx);
       });
+    }
+
+    private void resumeIfDrained(ChannelHandlerContext ctx) {
+      Channel ch = ctx.channel();
+      if (inFlight < MAX_IN_FLIGHT / 2 && ch.isWritable() && !ch.config().isAutoRead()) {
+        ch.config().setAutoRead(true);
+      }
+    }
+
+    /** A peer that does not read its answers is not read from: answers never pile up without bound. */
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+      if (!ctx.channel().isWritable()) {
+        ctx.channel().config().setAutoRead(false);
+      } else {
+        resumeIfDrained(ctx);
+      }
+      ctx.fireChannelWritabilityChanged();
     }
 
     @Override
@@ -189,11 +318,19 @@ public final class RpcServer implements AutoCloseable {
       Throwable c = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
       if (c instanceof MalformedMessageException || c instanceof TooLongFrameException) {
         counters.increment("connections.malformed");
-        LOG.warn("{}: closing connection from {}: {}", name, ctx.channel().remoteAddress(), c.getMessage());
+        long s = badLog.admit();
+        if (s >= 0) {
+          LOG.warn("{}: closing connection from {}: {}{}", name, ctx.channel().remoteAddress(), c.getMessage(),
+              LogLimit.note(s));
+        }
       } else if (c instanceof IOException) {
         LOG.debug("{}: connection from {} failed: {}", name, ctx.channel().remoteAddress(), c.toString());
       } else {
-        LOG.warn("{}: closing connection from {}", name, ctx.channel().remoteAddress(), c);
+        counters.increment("connections.failed");
+        long s = badLog.admit();
+        if (s >= 0) {
+          LOG.warn("{}: closing connection from {}{}", name, ctx.channel().remoteAddress(), LogLimit.note(s), c);
+        }
       }
       ctx.close();
     }

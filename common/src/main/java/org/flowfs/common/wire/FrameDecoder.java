@@ -3,31 +3,67 @@ package org.flowfs.common.wire;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.TooLongFrameException;
 
 /**
  * Splits the byte stream into frames of at most {@code maxFrame} bytes and decodes each into an
  * {@link Envelope}. A frame that is too long, has another version, an unknown type or fields that
  * do not decode raises a {@link MalformedMessageException} (or Netty's TooLongFrameException);
- * the connection's handler then closes the connection. One instance per channel.
+ * the connection's handler then closes the connection, and this decoder drops everything that
+ * comes after the bad frame, so one bad connection is reported once. One instance per channel.
+ *
+ * <p>The frame limit can be lowered for a while ({@link #limit(int)}): a connection that has not
+ * yet proved membership may only send small frames, so a stranger never makes the server buffer
+ * more than that.
  */
 public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
   private final MessageRegistry registry;
+  private final int maxFrame;
+  private int limit;
+  private boolean failed;
 
   public FrameDecoder(MessageRegistry registry, int maxFrame) {
     super(maxFrame, 0, Frames.LENGTH_FIELD, 0, Frames.LENGTH_FIELD);
     this.registry = registry;
+    this.maxFrame = maxFrame;
+    this.limit = maxFrame;
+  }
+
+  /**
+   * Sets the largest frame (length field included) accepted from now on, at most the {@code
+   * maxFrame} this decoder was built with. Call on the channel's event loop.
+   */
+  public void limit(int bytes) {
+    this.limit = Math.min(bytes, maxFrame);
   }
 
   @Override
   protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
-    ByteBuf frame = (ByteBuf) super.decode(ctx, in);
-    if (frame == null) {
+    if (failed) {
+      in.skipBytes(in.readableBytes());
       return null;
     }
     try {
-      return decodeFrame(frame);
-    } finally {
-      frame.release();
+      if (limit < maxFrame && in.readableBytes() >= Frames.LENGTH_FIELD) {
+        long length = in.getUnsignedInt(in.readerIndex());
+        if (length > limit - Frames.LENGTH_FIELD) {
+          throw new TooLongFrameException("frame of " + length + " bytes; at most " + (limit - Frames.LENGTH_FIELD)
+              + " allowed on this connection now");
+        }
+      }
+      ByteBuf frame = (ByteBuf) super.decode(ctx, in);
+      if (frame == null) {
+        return null;
+      }
+      try {
+        return decodeFrame(frame);
+      } finally {
+        frame.release();
+      }
+    } catch (RuntimeException e) {
+      failed = true;
+      in.skipBytes(in.readableBytes());
+      throw e;
     }
   }
 

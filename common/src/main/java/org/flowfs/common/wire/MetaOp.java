@@ -185,4 +185,84 @@ public sealed interface MetaOp extends Message {
 
   @Wire(122)
   record RemovexattrReq(Handle handle, String name) implements MetaOp, Req<CommonOp.OkResp> {}
+
+  // ---- fsck (flowfs fsck): read-only unless repairing ------------------------------------------
+
+  /** The most problems one {@link FsckNamespaceResp} lists (it counts them all). */
+  int MAX_FSCK_PROBLEMS = 10_000;
+
+  /**
+   * Checks the namespace as one consistent snapshot (mutations wait meanwhile): directory entries
+   * whose object or parent is missing, objects no path from the root reaches, link counts, the
+   * parent links of directories, extended attributes of missing objects, the object counters.
+   * With {@code repair}, fixes all of it in one atomic mutation: dangling entries are removed,
+   * unreachable objects get a name in {@code /lost+found}, counts are set to what they should be.
+   */
+  @Wire(140)
+  record FsckNamespaceReq(boolean repair) implements MetaOp, Req<FsckNamespaceResp> {}
+
+  /**
+   * What a namespace check found: {@code found} problems, the first {@link #MAX_FSCK_PROBLEMS} of
+   * them listed; {@code repaired} when they were fixed. {@code objects} and {@code entries}: how
+   * many it checked.
+   */
+  @Wire(141)
+  record FsckNamespaceResp(long objects, long entries, long found, boolean repaired, List<FsckProblem> problems)
+      implements MetaOp {}
+
+  /**
+   * One problem in the namespace: the object ({@code handle}) and the entry ({@code name} in
+   * {@code parent}) it concerns, either may be null, and in {@code detail} what is wrong and what
+   * repairing it does.
+   */
+  record FsckProblem(FsckProblem.Kind kind, Handle handle, Handle parent, String name, String detail) {
+    public enum Kind {
+      /** An object record that cannot be read: removed (its entries then dangle). */
+      BAD_OBJECT,
+      /** An entry naming a missing object, or in a missing or non-directory parent: removed. */
+      DANGLING_ENTRY,
+      /** An entry recording another type than its object's: rewritten. */
+      ENTRY_TYPE,
+      /** A second name of a directory: removed. */
+      EXTRA_DIRECTORY_NAME,
+      /** An object no path from the root reaches: named in /lost+found. */
+      UNREACHABLE,
+      /** A link count that differs from the names (and subdirectories) an object has: set. */
+      NLINK,
+      /** A directory whose ".." is not the directory holding it: set. */
+      DIRECTORY_PARENT,
+      /** Extended attributes of a missing object: removed. */
+      ORPHAN_XATTR,
+      /** The object or directory counter (statfs) is off: set. */
+      COUNTER
+    }
+  }
+
+  /**
+   * The datafile handles the layouts of regular files reference, paged by object: those of objects
+   * with handles above {@code cursor}, whole objects, until about {@code max} handles.
+   */
+  @Wire(142)
+  record FsckDatafilesReq(long cursor, int max) implements MetaOp, Req<FsckDatafilesResp> {
+    public FsckDatafilesReq {
+      if (max <= 0 || max > 65536) {
+        throw new IllegalArgumentException("max " + max);
+      }
+    }
+  }
+
+  /** A page of datafile handles; {@code next} is the cursor of the following page. */
+  @Wire(143)
+  record FsckDatafilesResp(List<Handle> datafiles, long next, boolean eof) implements MetaOp {}
+
+  /**
+   * The datafile handles the metadata server holds for files not created yet (its precreate
+   * pools): not referenced by any layout, yet not orphans.
+   */
+  @Wire(144)
+  record FsckReservedReq() implements MetaOp, Req<FsckDatafilesResp> {}
+
+  /** Makes every acknowledged metadata change durable on disk (a client's fsync, fsyncdir). */
+  @Wire(123)
+  record MetaSyncReq() implements MetaOp, Req<CommonOp.OkResp> {}
 }

@@ -22,7 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
  * no key).
  */
 class FlowFsConfigTest {
+  private static final String SECRET = "test-secret-0123456789";
   private static final String MINIMAL = """
+      fs.secret = test-secret-0123456789
       meta.address = meta.example:7000
       io.0.address = io0.example:7001
       """;
@@ -31,7 +33,7 @@ class FlowFsConfigTest {
   void parse_minimalFile_hasTheDefaults() {
     FlowFsConfig c = FlowFsConfig.parse("t.conf", MINIMAL);
     assertEquals("flowfs", c.fs().name());
-    assertNull(c.fs().secret());
+    assertEquals(SECRET, c.fs().secret());
     assertEquals(InetSocketAddress.createUnresolved("meta.example", 7000), c.meta().address());
     assertNull(c.meta().dir());
     assertEquals(2, c.meta().threads());
@@ -42,7 +44,8 @@ class FlowFsConfigTest {
     assertEquals(new IoServerConfig(0, InetSocketAddress.createUnresolved("io0.example", 7001), null), c.ioServer(0));
     assertEquals(new IoConfig(4, 1024), c.io());
     assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0), c.layout());
-    assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2), c.rpc());
+    assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
+        Secret.of(SECRET)), c.rpc());
     assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 4L << 20), c.client());
     assertEquals("30s", c.effective().get("rpc.timeout"));
     assertEquals("16MiB", c.effective().get("rpc.max-frame"));
@@ -73,6 +76,7 @@ class FlowFsConfigTest {
         "rpc.connect-timeout = 500ms",
         "rpc.max-frame = 32M",
         "rpc.connections = 4",
+        "rpc.auth-timeout = 3s",
         "client.attr-timeout = 0",
         "client.entry-timeout = 10s",
         "client.cache-entries = 1000",
@@ -95,10 +99,25 @@ class FlowFsConfigTest {
     assertNull(c.ioServer(1).dir());
     assertEquals(new IoConfig(16, 4096), c.io());
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2), c.layout());
-    assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4), c.rpc());
+    assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
+        Secret.of("0123456789abcdef0123")), c.rpc());
     assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10), c.client());
     assertEquals("(20 characters)", c.effective().get("fs.secret"), "the secret is masked");
     assertFalse(c.render().contains("0123456789abcdef"), "render never writes the secret");
+    assertFalse(c.toString().contains("0123456789abcdef"), "nor does toString");
+  }
+
+  @Test
+  void parse_withoutSecret_isRefusedNamingTheKey() {
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> FlowFsConfig.parse("t.conf", "meta.address = m:1\nio.0.address = i:2\n"));
+    assertProblem(e, "t.conf: key 'fs.secret' is required but missing");
+    assertEquals(1, e.problems().size(), e::getMessage);
+    assertProblem(assertThrows(ConfigException.class,
+        () -> FlowFsConfig.parse("t.conf", "fs.secret =   \nmeta.address = m:1\nio.0.address = i:2\n")),
+        "key 'fs.secret' is required but missing");
+    assertProblem(assertThrows(ConfigException.class,
+        () -> FlowFsConfig.of(Map.of("meta.address", "m:1", "io.0.address", "i:2"))), "key 'fs.secret'");
   }
 
   @Test
@@ -109,7 +128,8 @@ class FlowFsConfigTest {
         layout.strip-size = 12288
         client.read-ahead = 1GiB
         """);
-    assertEquals(c, FlowFsConfig.parse("rendered", c.render()));
+    // the secret is never rendered: a process adds it from where the operator keeps it
+    assertEquals(c, FlowFsConfig.parse("rendered", c.render() + "fs.secret = " + SECRET + "\n"));
   }
 
   @Test
@@ -180,7 +200,8 @@ class FlowFsConfigTest {
   void parse_badChoiceNameAddressOrSecret_namesKey() {
     assertProblem(refused("layout.distribution = round_robin"), "key 'layout.distribution': 'round_robin' is not one of");
     assertProblem(refused("fs.name = has space"), "key 'fs.name': 'has space' is not a name");
-    assertProblem(refused("fs.secret = short"), "key 'fs.secret': must be at least 16 characters");
+    assertFileProblem("fs.secret = short\nmeta.address = m:1\nio.0.address = i:1\n",
+        "key 'fs.secret': must be at least 16 characters");
     for (String bad : new String[] {"localhost", "host:", ":7000", "host:http", "host:65536", "host:-1"}) {
       assertFileProblem("meta.address = " + bad + "\nio.0.address = i:1\n", "key 'meta.address': ");
     }
@@ -190,7 +211,7 @@ class FlowFsConfigTest {
   void parse_duplicateKey_namesKeyAndLine() {
     ConfigException e = refused("io.threads = 2\nio.threads = 3");
     assertProblem(e, "key 'io.threads' is set twice");
-    assertProblem(e, ":4:");
+    assertProblem(e, ":5:");
   }
 
   @Test
@@ -211,8 +232,8 @@ class FlowFsConfigTest {
   @Test
   void parse_lineWithoutEquals_namesTheLine() {
     ConfigException e = refused("just some words\n= no key");
-    assertProblem(e, ":3: expected 'key = value', found 'just some words'");
-    assertProblem(e, ":4: expected 'key = value', found '= no key'");
+    assertProblem(e, ":4: expected 'key = value', found 'just some words'");
+    assertProblem(e, ":5: expected 'key = value', found '= no key'");
   }
 
   @Test
@@ -242,9 +263,11 @@ class FlowFsConfigTest {
 
   @Test
   void of_mapOfPairs_likeAFile() {
-    FlowFsConfig c = FlowFsConfig.of(Map.of("meta.address", "m:1", "io.0.address", "i:2", "rpc.timeout", "200ms"));
+    FlowFsConfig c = FlowFsConfig.of(Map.of("meta.address", "m:1", "io.0.address", "i:2", "rpc.timeout", "200ms",
+        "fs.secret", SECRET));
     assertEquals(Duration.ofMillis(200), c.rpc().timeout());
-    ConfigException e = assertThrows(ConfigException.class, () -> FlowFsConfig.of(Map.of("meta.address", "m:1")));
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> FlowFsConfig.of(Map.of("meta.address", "m:1", "fs.secret", SECRET)));
     assertProblem(e, "config: key 'io.0.address'");
   }
 

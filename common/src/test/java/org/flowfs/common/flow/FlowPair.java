@@ -247,7 +247,8 @@ final class FlowPair implements AutoCloseable {
   }
 
   static RpcConfig rpcConfig() {
-    return new RpcConfig(Duration.ofSeconds(10), Duration.ofSeconds(2), 16L << 20, 1);
+    return new RpcConfig(Duration.ofSeconds(10), Duration.ofSeconds(2), 16L << 20, 1, Duration.ofSeconds(10),
+        org.flowfs.common.config.Secret.of("flow-pair-test-secret"));
   }
 
   String name() {

@@ -12,12 +12,8 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketException;
-import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -44,6 +40,7 @@ import org.flowfs.common.Handle;
 import org.flowfs.common.NamedThreads;
 import org.flowfs.common.config.FlowFsConfig;
 import org.flowfs.common.config.RpcConfig;
+import org.flowfs.common.config.Secret;
 import org.flowfs.common.wire.CommonOp.OkResp;
 import org.flowfs.common.wire.CommonOp.PingReq;
 import org.flowfs.common.wire.CommonOp.PingResp;
@@ -74,6 +71,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class RpcTest {
   private static final MessageRegistry REG = MessageRegistry.DEFAULT;
   private static final Handle H = Handle.of(1, 5);
+  static final String SECRET = "rpc-test-secret-0123456789";
   private static NetRuntime net;
   private final Deque<AutoCloseable> opened = new ArrayDeque<>();
 
@@ -357,12 +355,10 @@ class RpcTest {
     tooLong[0] = 0x7F; // a length of about 2 GiB, far over max-frame
     bad.put("length over max-frame", tooLong);
     for (Map.Entry<String, byte[]> b : bad.entrySet()) {
-      try (Socket raw = new Socket()) {
-        raw.connect(s.boundAddress(), 2000);
-        raw.setSoTimeout(5000);
-        raw.getOutputStream().write(b.getValue());
-        raw.getOutputStream().flush();
-        assertClosedByPeer(raw, b.getKey());
+      // a member that sends garbage: the handshake first, then the bad bytes
+      try (RawPeer raw = RawPeer.member(s.boundAddress(), Secret.of(SECRET), 5000)) {
+        raw.send(b.getValue());
+        assertTrue(raw.closedByPeer(), b.getKey() + ": the server did not close the connection");
       }
       assertEquals(7, good.call(new PingReq(7)).get(5, TimeUnit.SECONDS).sentNanos(), b.getKey());
       assertSame(goodChannel, lastPingChannel.get(), b.getKey() + ": the good client's connection was kept");
@@ -517,6 +513,7 @@ class RpcTest {
     Map<String, String> m = new HashMap<>(keys);
     m.put("meta.address", "127.0.0.1:1");
     m.put("io.0.address", "127.0.0.1:2");
+    m.putIfAbsent("fs.secret", SECRET);
     return FlowFsConfig.of(m).rpc();
   }
 
@@ -524,24 +521,6 @@ class RpcTest {
   static FsException failure(CompletableFuture<?> f) {
     ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
     return assertInstanceOf(FsException.class, e.getCause());
-  }
-
-  /** Waits until the peer closed {@code s} (EOF, or a reset when it closed with our bytes unread). */
-  private static void assertClosedByPeer(Socket s, String what) throws IOException {
-    InputStream in = s.getInputStream();
-    try {
-      byte[] buf = new byte[4096];
-      for (;;) {
-        int n = in.read(buf);
-        if (n < 0) {
-          return;
-        }
-      }
-    } catch (SocketTimeoutException e) {
-      fail(what + ": the server did not close the connection");
-    } catch (SocketException e) {
-      // connection reset: closed
-    }
   }
 
   /** A frame with a correct length field, a header, and {@code bodyBytes} bytes of 0 as its body. */

@@ -1,0 +1,108 @@
+package org.flowfs.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The benchmark suite: every workload on FlowFS (metadata server, 4 I/O servers and the mount as
+ * separate processes), on bindfs over a local directory, on the local ext4 directory itself and,
+ * for the sequential rows, on a Java FUSE file system that stores nothing; in one run, the
+ * systems taking turns within each repetition; medians of the repetitions; a table on stdout,
+ * and results.txt, results.json and results.svg in the output directory.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+    description = "Run the FlowFS benchmark suite against the local disk, bindfs and a store-nothing Java FUSE file system.")
+public final class Bench implements Callable<Integer> {
+  @Option(names = "--smoke", description = "A short run with small sizes and one repetition (what CI runs).")
+  boolean smoke;
+
+  @Option(names = "--reps", description = "Repetitions (default: 3; --smoke: 1).")
+  Integer reps;
+
+  @Option(names = "--work", description = "Where the systems keep their data (default: /var/tmp/flowfs-bench); must be on the local disk.")
+  Path work = Path.of("/var/tmp/flowfs-bench");
+
+  @Option(names = "--out", description = "Where the results go (default: bench/results).")
+  Path out = Path.of("bench/results");
+
+  @Option(names = "--groups", split = ",", description = "Workload groups to run (default: all): seq,par,rand,small,dirs,tree,api.")
+  List<String> groups;
+
+  @Option(names = "--ioservers", description = "I/O servers of the FlowFS under test (default: 4).")
+  int ioServers = 4;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new Bench()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Workloads.Sizes sizes = smoke ? Workloads.Sizes.SMOKE : Workloads.Sizes.FULL;
+    int n = reps != null ? reps : smoke ? 1 : 3;
+    List<String> run = groups != null ? groups : new ArrayList<>(Workloads.GROUPS);
+    if (groups == null) {
+      run.add("api");
+    }
+    Report report = run(sizes, n, run);
+    System.out.print(report.table());
+    report.write(out);
+    System.out.println("wrote " + out.toAbsolutePath() + "/results.{txt,json,svg}");
+    return 0;
+  }
+
+  Report run(Workloads.Sizes sizes, int n, List<String> groups) throws Exception {
+    Workloads.sh(Path.of("/"), "rm -rf '" + work + "'");
+    Files.createDirectories(work);
+    Report report = new Report();
+    report.note("machine", Workloads.sh(Path.of("/"), "echo $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB, $(uname -r)").strip());
+    report.note("sizes", sizes.toString());
+    report.note("repetitions", String.valueOf(n));
+    List<Target> targets = new ArrayList<>();
+    try (MemorySampler mem = new MemorySampler()) {
+      targets.add(Targets.flowfs(work, ioServers));
+      targets.add(Targets.bindfs(work));
+      targets.add(Targets.local(work));
+      targets.add(Targets.nullFuse(work));
+      for (Target t : targets) {
+        mem.watch(t.name(), t.pids());
+      }
+      for (int rep = 0; rep < n; rep++) {
+        for (String group : groups) {
+          if (group.equals("api")) {
+            long t0 = System.nanoTime();
+            ApiWorkload.run(((Targets.FlowFsTarget) targets.get(0)).conf, sizes.apiMib(), r -> report.add("flowfs", r));
+            log(rep, group, "flowfs", t0);
+            continue;
+          }
+          for (int i = 0; i < targets.size(); i++) {
+            Target t = targets.get((i + rep) % targets.size()); // take turns: a different system first each time
+            if (t.name().equals("nullfuse") && !Workloads.forNull(group)) {
+              continue;
+            }
+            Workloads.sh(t.root(), "rm -rf ./* ./.[!.]* 2>/dev/null; true");
+            long t0 = System.nanoTime();
+            new Workloads(sizes).run(group, t.root(), r -> report.add(t.name(), r));
+            log(rep, group, t.name(), t0);
+          }
+        }
+      }
+      report.memory(mem.peaksMib());
+    } finally {
+      for (int i = targets.size() - 1; i >= 0; i--) {
+        targets.get(i).close();
+      }
+    }
+    return report;
+  }
+
+  private static void log(int rep, String group, String system, long t0) {
+    System.err.printf(Locale.ROOT, "rep %d %-5s %-8s %6.1f s%n", rep + 1, group, system, (System.nanoTime() - t0) / 1e9);
+  }
+}

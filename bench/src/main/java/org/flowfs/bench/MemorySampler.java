@@ -1,0 +1,70 @@
+package org.flowfs.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Samples the resident set size (VmRSS) of processes every 200 ms and keeps each one's peak. */
+final class MemorySampler implements AutoCloseable {
+  private final Map<String, Long> pids = new ConcurrentHashMap<>();
+  private final Map<String, Long> peak = new ConcurrentHashMap<>();
+  private final Thread thread;
+  private volatile boolean running = true;
+
+  MemorySampler() {
+    thread = new Thread(() -> {
+      while (running) {
+        pids.forEach((role, pid) -> {
+          long rss = rssKib(pid);
+          if (rss > 0) {
+            peak.merge(role, rss, Math::max);
+          }
+        });
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }, "rss-sampler");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  void watch(String prefix, Map<String, Long> processes) {
+    processes.forEach((role, pid) -> pids.put(prefix + "/" + role, pid));
+  }
+
+  void unwatch(String prefix) {
+    pids.keySet().removeIf(k -> k.startsWith(prefix + "/"));
+  }
+
+  /** Peak RSS in MiB by process. */
+  Map<String, Long> peaksMib() {
+    Map<String, Long> m = new TreeMap<>();
+    peak.forEach((k, v) -> m.put(k, v / 1024));
+    return m;
+  }
+
+  static long rssKib(long pid) {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      return -1;
+    }
+    return -1;
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    thread.interrupt();
+  }
+}

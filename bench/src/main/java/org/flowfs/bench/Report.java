@@ -1,0 +1,240 @@
+package org.flowfs.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The results of a run: every figure of every repetition, their medians per system, the ratios
+ * FlowFS/bindfs and FlowFS/store-nothing, and whether each target of the performance issue holds.
+ * Printed as a table, written as JSON and as an SVG chart.
+ */
+final class Report {
+  /**
+   * One row of the table.
+   *
+   * @param minVsBindfs the target: the least FlowFS-versus-bindfs ratio, oriented so that above
+   *     1 means FlowFS is better (0: none)
+   * @param minVsNull the same against the store-nothing Java FUSE file system (0: none)
+   */
+  record Row(String name, String unit, boolean higherBetter, double minVsBindfs, double minVsNull) {}
+
+  static final List<Row> ROWS = List.of(
+      new Row("seq-write", "MB/s", true, 0.8, 0.9),
+      new Row("seq-read", "MB/s", true, 0.8, 0.9),
+      new Row("par4-write", "MB/s", true, 0.8, 0.9),
+      new Row("par4-read", "MB/s", true, 0.8, 0.9),
+      new Row("rand-write-iops", "IOPS", true, 0.5, 0),
+      new Row("rand-write-p99", "us", false, 0.5, 0),
+      new Row("rand-read-iops", "IOPS", true, 0.5, 0),
+      new Row("rand-read-p99", "us", false, 0.5, 0),
+      new Row("small-create", "files/s", true, 0.5, 0),
+      new Row("small-stat", "files/s", true, 0.5, 0),
+      new Row("small-read", "files/s", true, 0.5, 0),
+      new Row("small-unlink", "files/s", true, 0.5, 0),
+      new Row("mkdir", "dirs/s", true, 0.5, 0),
+      new Row("rmdir", "dirs/s", true, 0.5, 0),
+      new Row("ls-l-cold", "entries/s", true, 0.5, 0),
+      new Row("ls-l-warm", "entries/s", true, 0.5, 0),
+      new Row("untar", "entries/s", true, 0.5, 0),
+      new Row("find", "entries/s", true, 0.5, 0),
+      new Row("diff-r", "entries/s", true, 0, 0),
+      new Row("rm-rf", "entries/s", true, 0.5, 0),
+      new Row("api-write", "MB/s", true, 0, 0),
+      new Row("api-read", "MB/s", true, 0, 0));
+
+  static final List<String> SYSTEMS = List.of("flowfs", "bindfs", "local", "nullfuse");
+
+  private final Map<String, Map<String, List<Double>>> values = new LinkedHashMap<>();
+  private final Map<String, String> notes = new LinkedHashMap<>();
+  private Map<String, Long> memory = Map.of();
+
+  synchronized void add(String system, Workloads.Result r) {
+    values.computeIfAbsent(r.row(), k -> new LinkedHashMap<>()).computeIfAbsent(system, k -> new ArrayList<>()).add(r.value());
+  }
+
+  void note(String key, String value) {
+    notes.put(key, value);
+  }
+
+  void memory(Map<String, Long> peaksMib) {
+    this.memory = peaksMib;
+  }
+
+  Double median(String row, String system) {
+    List<Double> v = values.getOrDefault(row, Map.of()).get(system);
+    if (v == null || v.isEmpty()) {
+      return null;
+    }
+    List<Double> s = new ArrayList<>(v);
+    Collections.sort(s);
+    int n = s.size();
+    return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+  }
+
+  /** FlowFS's figure as a multiple of the other system's, oriented so that above 1 is better. */
+  Double ratio(Row row, String other) {
+    Double f = median(row.name(), "flowfs");
+    Double o = median(row.name(), other);
+    if (f == null || o == null || f == 0 || o == 0) {
+      return null;
+    }
+    return row.higherBetter() ? f / o : o / f;
+  }
+
+  /** The api rows compare with FlowFS's own mount: the target is 1.5x. */
+  Double apiRatio(Row row) {
+    Double api = median(row.name(), "flowfs");
+    Double mount = median(row.name().replace("api-", "seq-"), "flowfs");
+    return api == null || mount == null || mount == 0 ? null : api / mount;
+  }
+
+  /** Whether a row's targets hold; null when it has none or lacks figures. */
+  Boolean met(Row row) {
+    if (row.name().startsWith("api-")) {
+      Double r = apiRatio(row);
+      return r == null ? null : r >= 1.5;
+    }
+    if (row.name().endsWith("-p99")) {
+      Double r = ratio(row, "bindfs"); // bindfs p99 / flowfs p99; the target is flowfs <= 2x bindfs
+      return r == null ? null : r >= 0.5;
+    }
+    Boolean ok = null;
+    if (row.minVsBindfs() > 0) {
+      Double r = ratio(row, "bindfs");
+      if (r != null) {
+        ok = r >= row.minVsBindfs();
+      }
+    }
+    if (row.minVsNull() > 0) {
+      Double r = ratio(row, "nullfuse");
+      if (r != null) {
+        ok = (ok == null || ok) && r >= row.minVsNull();
+      }
+    }
+    return ok;
+  }
+
+  private static String num(Double d) {
+    if (d == null) {
+      return "-";
+    }
+    return d >= 100 ? String.format(Locale.ROOT, "%.0f", d) : String.format(Locale.ROOT, "%.2f", d);
+  }
+
+  String table() {
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format(Locale.ROOT, "%-16s %-10s %10s %10s %10s %10s %10s %10s  %s%n", "workload", "unit",
+        "flowfs", "bindfs", "local", "nullfuse", "vs bindfs", "vs null", "target"));
+    for (Row row : ROWS) {
+      if (!values.containsKey(row.name())) {
+        continue;
+      }
+      Boolean ok = met(row);
+      String vsB = row.name().startsWith("api-") ? num(apiRatio(row)) + "*" : num(ratio(row, "bindfs"));
+      sb.append(String.format(Locale.ROOT, "%-16s %-10s %10s %10s %10s %10s %10s %10s  %s%n", row.name(), row.unit(),
+          num(median(row.name(), "flowfs")), num(median(row.name(), "bindfs")), num(median(row.name(), "local")),
+          num(median(row.name(), "nullfuse")), vsB, num(ratio(row, "nullfuse")), ok == null ? "" : ok ? "met" : "NOT MET"));
+    }
+    sb.append("(ratios are medians, oriented so that above 1 means FlowFS is better; * api rows: FlowFS client API / FlowFS mount)\n");
+    if (!memory.isEmpty()) {
+      sb.append("peak RSS (MiB): ");
+      memory.forEach((k, v) -> sb.append(k).append('=').append(v).append(' '));
+      sb.append('\n');
+    }
+    notes.forEach((k, v) -> sb.append(k).append(": ").append(v).append('\n'));
+    return sb.toString();
+  }
+
+  String json() {
+    StringBuilder sb = new StringBuilder("{\n  \"notes\": {");
+    int i = 0;
+    for (Map.Entry<String, String> e : notes.entrySet()) {
+      sb.append(i++ == 0 ? "" : ", ").append(q(e.getKey())).append(": ").append(q(e.getValue()));
+    }
+    sb.append("},\n  \"rows\": [");
+    i = 0;
+    for (Row row : ROWS) {
+      if (!values.containsKey(row.name())) {
+        continue;
+      }
+      sb.append(i++ == 0 ? "\n" : ",\n").append("    {\"workload\": ").append(q(row.name())).append(", \"unit\": ")
+          .append(q(row.unit())).append(", \"higherIsBetter\": ").append(row.higherBetter()).append(", \"values\": {");
+      int j = 0;
+      for (String s : SYSTEMS) {
+        List<Double> v = values.get(row.name()).get(s);
+        if (v != null) {
+          sb.append(j++ == 0 ? "" : ", ").append(q(s)).append(": ").append(v);
+        }
+      }
+      sb.append("}, \"median\": {");
+      j = 0;
+      for (String s : SYSTEMS) {
+        Double m = median(row.name(), s);
+        if (m != null) {
+          sb.append(j++ == 0 ? "" : ", ").append(q(s)).append(": ").append(m);
+        }
+      }
+      Boolean ok = met(row);
+      sb.append("}, \"ratioBindfs\": ").append(ratio(row, "bindfs")).append(", \"ratioNull\": ").append(ratio(row, "nullfuse"))
+          .append(", \"ratioMount\": ").append(row.name().startsWith("api-") ? apiRatio(row) : null)
+          .append(", \"met\": ").append(ok).append('}');
+    }
+    sb.append("\n  ],\n  \"peakRssMib\": {");
+    i = 0;
+    for (Map.Entry<String, Long> e : memory.entrySet()) {
+      sb.append(i++ == 0 ? "" : ", ").append(q(e.getKey())).append(": ").append(e.getValue());
+    }
+    return sb.append("}\n}\n").toString();
+  }
+
+  private static String q(String s) {
+    return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+  }
+
+  /** A bar chart of FlowFS/bindfs per row, with each target as a tick. */
+  String svg() {
+    List<Row> rows = ROWS.stream().filter(r -> values.containsKey(r.name())).toList();
+    int rowH = 22;
+    int left = 150;
+    int width = 520;
+    double max = 2.0;
+    int h = rows.size() * rowH + 60;
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">%n", left + width + 80, h));
+    sb.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"18\" font-size=\"14\">FlowFS / bindfs (medians; above 1 = FlowFS better; ticks = targets)</text>%n"));
+    double x1 = left + width / max;
+    sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"30\" x2=\"%.1f\" y2=\"%d\" stroke=\"#888\" stroke-dasharray=\"4\"/>%n", x1, x1, h - 20));
+    for (int i = 0; i < rows.size(); i++) {
+      Row r = rows.get(i);
+      Double ratio = r.name().startsWith("api-") ? apiRatio(r) : ratio(r, "bindfs");
+      double target = r.name().startsWith("api-") ? 1.5 : r.name().endsWith("-p99") ? 0.5 : r.minVsBindfs();
+      int y = 34 + i * rowH;
+      Boolean ok = met(r);
+      String color = ok == null ? "#999" : ok ? "#3a3" : "#d33";
+      double w = ratio == null ? 0 : Math.min(ratio, max) / max * width;
+      sb.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"%d\">%s</text>%n", y + 14, r.name()));
+      sb.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"%s\"/>%n", left, y + 2, w, color));
+      if (target > 0) {
+        double tx = left + Math.min(target, max) / max * width;
+        sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#000\" stroke-width=\"2\"/>%n", tx, y, tx, y + 20));
+      }
+      sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">%s</text>%n", left + w + 5, y + 14, ratio == null ? "-" : num(ratio)));
+    }
+    sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">1.0</text>%n", x1 - 8, h - 6));
+    return sb.append("</svg>\n").toString();
+  }
+
+  void write(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    Files.writeString(dir.resolve("results.txt"), table());
+    Files.writeString(dir.resolve("results.json"), json());
+    Files.writeString(dir.resolve("results.svg"), svg());
+  }
+}

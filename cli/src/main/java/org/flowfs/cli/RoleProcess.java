@@ -1,0 +1,28 @@
+package org.flowfs.cli;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The command line that runs a {@code flowfs} subcommand in a new JVM with this JVM's classpath. */
+public final class RoleProcess {
+  private RoleProcess() {}
+
+  /** {@code java <flags> -cp <this classpath> org.flowfs.cli.Main args...} */
+  public static List<String> command(String heap, List<String> args) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx" + heap);
+    cmd.add("-XX:MaxDirectMemorySize=" + heap);
+    cmd.add("--add-opens");
+    cmd.add("java.base/java.nio=ALL-UNNAMED");
+    cmd.add("--add-opens");
+    cmd.add("java.base/jdk.internal.misc=ALL-UNNAMED");
+    cmd.add("-Dio.netty.tryReflectionSetAccessible=true");
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(Main.class.getName());
+    cmd.addAll(args);
+    return cmd;
+  }
+}
