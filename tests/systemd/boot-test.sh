@@ -143,11 +143,15 @@ if [ -z "$dist" ]; then
   dist=$(ls -t "$top"/dist/target/flowfs-*.tar.gz 2>/dev/null | head -n 1 || true)
   if [ -z "$dist" ]; then
     log "building the distribution (mvn package -pl dist -am)"
-    (cd "$top" && mvn -q -B -ntp -Dmaven.test.skip=true package -pl dist -am) || die "the build failed"
+    blog=$(mktemp /tmp/flowfs-build.XXXXXX)
+    (cd "$top" && mvn -B -ntp -Dmaven.test.skip=true package -pl dist -am) > "$blog" 2>&1 \
+      || { tail -n 60 "$blog"; die "the build failed (whole log: $blog)"; }
+    rm -f "$blog"
     dist=$(ls -t "$top"/dist/target/flowfs-*.tar.gz | head -n 1)
   fi
 fi
 [ -f "$dist" ] || die "no distribution tarball at $dist"
+tar -tzf "$dist" > /dev/null 2>&1 || die "$dist is not a whole tarball (is a build writing it?)"
 
 # --- a throwaway root: an overlay over the cached rootfs (a copy where overlayfs is missing) ----
 work=$(mktemp -d /var/tmp/flowfs-boot.XXXXXX)

@@ -35,8 +35,13 @@ clean_stop() {  # the unit is inactive, its last run succeeded and its main proc
   [ "$(systemctl show -p ActiveState --value "$1")" = inactive ] && [ "$(systemctl show -p Result --value "$1")" = success ]
 }
 client_gone() { ! pgrep -f "flowfs.cli.Main mount --config /etc/flowfs/flowfs.conf $1\$" > /dev/null; }
+new_client() {  # flowfs-mount runs again, with a main process other than $1, and its mount is there
+  local pid
+  pid=$(systemctl show -p MainPID --value flowfs-mount)
+  [ "$pid" != 0 ] && [ "$pid" != "$1" ] && active flowfs-mount && mounted /mnt/flowfs
+}
 # the checks run in a child bash (under timeout), which gets these functions
-export -f until_ok mounted unmounted active clean_stop client_gone
+export -f until_ok mounted unmounted active clean_stop client_gone new_client
 
 # --- what the boot started -------------------------------------------------------------------------
 for u in "${servers[@]}" flowfs-mount; do
@@ -67,6 +72,11 @@ check "a new file written after the restart" cp /root/ref2 /mnt/flowfs/file2
 check "it reads back" cmp /root/ref2 /mnt/flowfs/file2
 check "ioserver 2 still holds its part of the file" \
   bash -c 'flowfs stat --json /mnt/flowfs/file1 | grep -Eq "\"server\":2,[^}]*\"bytes\":[1-9]"'
+
+# a client that dies: systemd restarts it (Restart=on-failure), and the new one replaces the dead mount
+check "kill -9 of the mount's client" systemctl kill -s KILL flowfs-mount
+check "systemd restarts it and the mount is back" until_ok 60 new_client "$mount_pid"
+check "the files read back through the new client" bash -c 'cmp /root/ref1 /mnt/flowfs/file1 && cmp /root/ref2 /mnt/flowfs/file2'
 
 check "flowfs setstripe" bash -c 'mkdir -p /mnt/flowfs/wide && flowfs setstripe /mnt/flowfs/wide --strip-size 1MiB --servers 2'
 check "a new file in that directory follows it" bash -c 'cp /root/ref2 /mnt/flowfs/wide/f &&

@@ -17,7 +17,8 @@ import picocli.CommandLine.Command;
 @Command(name = "flowfs", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
     description = "FlowFS, a parallel file system: servers, mounts and tools.",
     subcommands = {UpCommand.class, MetaserverCommand.class, IoserverCommand.class, MountCommand.class,
-        PingCommand.class, DfCommand.class, StatCommand.class, SetstripeCommand.class, StatsCommand.class})
+        PingCommand.class, DfCommand.class, StatCommand.class, SetstripeCommand.class, StatsCommand.class,
+        FsckCommand.class})
 public final class Main implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Main.class);
 

@@ -39,8 +39,8 @@ final class SetstripeCommand implements Callable<Integer> {
   String stripSize;
 
   @Option(names = "--servers", paramLabel = "N",
-      description = "I/O servers (datafiles) per new file, 1 to the number of I/O servers; 0: all. "
-          + "Unset: the file system's layout.servers.")
+      description = "I/O servers (datafiles) per new file, 1 to the number of I/O servers. "
+          + "Unset or 0: the file system's layout.servers.")
   Integer servers;
 
   @Option(names = "--clear", description = "Remove the directory's default: new files get the file system's.")

@@ -54,6 +54,14 @@ public record Attr(
     return new Attr(handle, type, mode, uid, gid, nlink, newSize, atimeNs, mtimeNs, ctimeNs, rdev, layout);
   }
 
+  /**
+   * This directory as a change of its entries left it: mtime and ctime {@code nowNs}, and {@code
+   * nlinkDelta} more links (a subdirectory's "..").
+   */
+  public Attr withEntriesChanged(long nowNs, int nlinkDelta) {
+    return new Attr(handle, type, mode, uid, gid, nlink + nlinkDelta, size, atimeNs, nowNs, nowNs, rdev, layout);
+  }
+
   public Attr withSizeAndTimes(long newSize, long mtime, long ctime) {
     return new Attr(handle, type, mode, uid, gid, nlink, newSize, atimeNs, mtime, ctime, rdev, layout);
   }

@@ -129,6 +129,9 @@ public enum Errno {
         && io.getMessage().contains("No space left on device")) {
       return ENOSPC;
     }
+    if (c instanceof java.io.IOException io && "File too large".equals(io.getMessage())) {
+      return EFBIG; // past the local file system's largest file
+    }
     if (c instanceof OutOfMemoryError) {
       return ENOMEM;
     }

@@ -80,7 +80,14 @@ public final class IoServer implements AutoCloseable {
   private final int maxRead;
   private final FlowInterface flows;
   private final StoreFlowStorage flowStorage;
-  private final EagerWrites eager = new EagerWrites();
+  private final EagerWrites eager;
+  /** Flows in service per connection, at most {@link #MAX_FLOWS_PER_CONNECTION}. */
+  private static final io.netty.util.AttributeKey<java.util.concurrent.atomic.AtomicInteger> FLOWS =
+      io.netty.util.AttributeKey.valueOf(IoServer.class, "flows");
+  /** Flows one connection may have in service at once; more are refused with EAGAIN. */
+  static final int MAX_FLOWS_PER_CONNECTION = 128;
+  /** The largest flow: a client's buffer holds at most this many bytes. */
+  static final long MAX_FLOW_BYTES = Integer.MAX_VALUE;
 
   private IoServer(FlowFsConfig config, int id, NetRuntime net) throws IOException {
     this.id = id;
@@ -97,6 +104,7 @@ public final class IoServer implements AutoCloseable {
     this.pool = NamedThreads.pool("io-store-" + id, config.io().threads());
     this.maxRead = (int) Math.min(Integer.MAX_VALUE, config.rpc().maxFrame() - Frames.HEADER - 64);
     this.flowStorage = new StoreFlowStorage(store, pool, counters);
+    this.eager = new EagerWrites(config.rpc().timeout());
     FlowConfig fc = config.flow();
     List<FlowProtocol> protocols = new ArrayList<>(List.of(
         new BufferedFlowProtocol(BufferedFlowProtocol.DOUBLE_BUFFER, fc.bufferSize(), fc.buffers()),
@@ -173,42 +181,76 @@ public final class IoServer implements AutoCloseable {
     });
     // flows: the handshake answers, then the flow moves the data
     t.async(FlowReq.class, Access.MODIFY, (q, ctx) -> {
-      FlowDescriptor d = flows.alloc();
-      try {
-        d.tag(q.tag())
-            .type(q.protocol())
-            .fileReq(q.fileReq().toRequest())
-            .fileReqOffset(q.fileReqOffset())
-            .aggregateSize(q.aggregateSize())
-            .fileData(new FileData(q.fsize(), q.serverNr(), q.serverCount(), Distributions.of(q.dist()), q.write()));
-      } catch (IllegalArgumentException e) {
-        throw new FsException(Errno.EINVAL, "bad flow request: " + e.getMessage());
+      Handle h = checked(q.handle());
+      if (q.protocol() != null && !flows.protocolNames().contains(q.protocol())) {
+        throw new FsException(Errno.EINVAL, "no flow protocol '" + q.protocol() + "'; have " + flows.protocolNames());
       }
-      Endpoint net = new NetEndpoint(ctx.channel());
-      Endpoint disk = new StoreEndpoint(flowStorage, checked(q.handle()));
-      d.src(q.write() ? net : disk).dest(q.write() ? disk : net);
-      long bytes = d.bytesForServer();
-      d.completion().thenAccept(done -> {
-        counters.increment("path.flow.ops");
-        counters.add("path.flow.bytes", done.totalTransferred());
-      });
-      // post after the ack is on its way: a read's data must follow its ack
-      ctx.channel().eventLoop().execute(() -> {
+      if (q.aggregateSize() > MAX_FLOW_BYTES) {
+        throw new FsException(Errno.EINVAL, "flow of " + q.aggregateSize() + " bytes; at most " + MAX_FLOW_BYTES);
+      }
+      java.util.concurrent.atomic.AtomicInteger open = ctx.channel().attr(FLOWS).setIfAbsent(new java.util.concurrent.atomic.AtomicInteger());
+      if (open == null) {
+        open = ctx.channel().attr(FLOWS).get();
+      }
+      if (open.incrementAndGet() > MAX_FLOWS_PER_CONNECTION) {
+        open.decrementAndGet();
+        counters.increment("flow.refused");
+        throw new FsException(Errno.EAGAIN, "more than " + MAX_FLOWS_PER_CONNECTION + " flows on one connection");
+      }
+      java.util.concurrent.atomic.AtomicInteger slots = open;
+      // building the request and counting this server's bytes is work in proportion to the
+      // request: on the pool, never on the event loop
+      return CompletableFuture.supplyAsync(() -> {
+        FlowDescriptor d = flows.alloc();
         try {
-          flows.post(d);
-        } catch (RuntimeException e) {
-          ctx.channel().writeAndFlush(Envelope.oneway(q.tag(), new FlowDone(Errno.from(e).code(), 0, 0)));
+          d.tag(q.tag())
+              .type(q.protocol())
+              .fileReq(q.fileReq().toRequest())
+              .fileReqOffset(q.fileReqOffset())
+              .aggregateSize(q.aggregateSize())
+              .fileData(new FileData(q.fsize(), q.serverNr(), q.serverCount(), Distributions.of(q.dist()), q.write()));
+          Endpoint net = new NetEndpoint(ctx.channel());
+          Endpoint disk = new StoreEndpoint(flowStorage, h);
+          d.src(q.write() ? net : disk).dest(q.write() ? disk : net);
+          return new Object[] {d, d.bytesForServer()};
+        } catch (IllegalArgumentException e) {
+          throw new FsException(Errno.EINVAL, "bad flow request: " + e.getMessage());
         }
-      });
-      return CompletableFuture.completedFuture(new FlowAck(q.tag(), bytes));
+      }, pool).whenComplete((x, err) -> {
+        if (err != null) {
+          slots.decrementAndGet();
+        }
+      }).thenApplyAsync(x -> {
+        FlowDescriptor d = (FlowDescriptor) x[0];
+        d.completion().whenComplete((done, err) -> slots.decrementAndGet());
+        d.completion().thenAccept(done -> {
+          counters.increment("path.flow.ops");
+          counters.add("path.flow.bytes", done.totalTransferred());
+        });
+        // post after the ack is on its way (this task writes the ack): a read's data must follow it
+        ctx.channel().eventLoop().execute(() -> {
+          try {
+            flows.post(d);
+          } catch (RuntimeException e) {
+            // a tag already in service on this connection, say: the client's mistake
+            slots.decrementAndGet();
+            Errno errno = e instanceof IllegalArgumentException || e instanceof IllegalStateException ? Errno.EINVAL : Errno.from(e);
+            ctx.channel().writeAndFlush(Envelope.oneway(q.tag(), new FlowDone(errno.code(), 0, 0)));
+          }
+        });
+        return new FlowAck(q.tag(), (Long) x[1]);
+      }, ctx.channel().eventLoop());
     });
     t.blocking(ReadReq.class, Access.READ_ONLY, pool, (q, ctx) -> {
       if (q.length() > maxRead) {
         throw new FsException(Errno.EINVAL, "read of " + q.length() + " bytes exceeds " + maxRead);
       }
-      ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(q.length());
+      Handle h = checked(q.handle());
+      // never more than the datafile holds there: the length is the client's word
+      int length = (int) Math.max(0, Math.min(q.length(), store.size(h) - q.offset()));
+      ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(length);
       try {
-        store.read(checked(q.handle()), q.offset(), q.length(), buf);
+        store.read(h, q.offset(), length, buf);
         counters.add("bytes.read", buf.readableBytes());
         counters.increment("path.eager-read.ops");
         counters.add("path.eager-read.bytes", buf.readableBytes());

@@ -85,6 +85,11 @@ final class FileState {
     return n;
   }
 
+  /** The size and mtime to record now, or null if they are recorded. */
+  synchronized Recording pendingRecording() {
+    return unrecorded ? new Recording(size, mtimeNs) : null;
+  }
+
   /** Sends buffered writes; returns the attributes to record, or null if nothing changed. */
   synchronized Recording flushWrites() {
     writes.flush();

@@ -41,6 +41,7 @@ import org.flowfs.common.wire.IoOp.TruncateReq;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MetaOp.CreateReq;
 import org.flowfs.common.wire.MetaOp.Dirent;
+import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.GetxattrReq;
 import org.flowfs.common.wire.MetaOp.LinkReq;
@@ -74,9 +75,12 @@ import org.flowfs.common.wire.Req;
  * every failure is an {@link FsException} carrying the errno for the application.
  */
 public final class FileSystemClient implements AutoCloseable {
-  /** {@link #utimens} time values: use the server's clock, or leave the time as it is. */
-  public static final long UTIME_NOW = -1;
-  public static final long UTIME_OMIT = -2;
+  /**
+   * {@link #utimens} time values: use the server's clock, or leave the time as it is. Both lie
+   * outside the times a file can have, which may be before 1970 (negative).
+   */
+  public static final long UTIME_NOW = Long.MIN_VALUE;
+  public static final long UTIME_OMIT = Long.MIN_VALUE + 1;
   /** The open flag (Linux's value) that makes every {@link #write(OpenFile, long, ByteBuf) write} append. */
   public static final int O_APPEND = 02000;
   private static final int READDIR_PAGE = 1024;
@@ -85,6 +89,8 @@ public final class FileSystemClient implements AutoCloseable {
   private final Peers peers;
   private final Duration timeout;
   private final AttrCache attrs;
+  /** Objects this client created within the attribute timeout: no extended attributes yet. */
+  private final com.github.benmanes.caffeine.cache.Cache<Handle, Boolean> noXattrs;
   private final NameCache names;
   private final DataPath data;
   private final FlowInterface flows;
@@ -103,6 +109,8 @@ public final class FileSystemClient implements AutoCloseable {
     int entries = Math.max(1, config.client().cacheEntries());
     this.attrs = new AttrCache(config.client().attrTimeout(), entries);
     this.names = new NameCache(config.client().entryTimeout(), entries);
+    this.noXattrs = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
+        .expireAfterWrite(config.client().attrTimeout()).maximumSize(entries).build();
     FlowConfig fc = config.flow();
     this.flows = FlowInterface.initialize("client", config.rpc().timeout(), counters, List.of(
         new BufferedFlowProtocol(BufferedFlowProtocol.DOUBLE_BUFFER, fc.bufferSize(), fc.buffers()),
@@ -138,6 +146,8 @@ public final class FileSystemClient implements AutoCloseable {
       ReadlinkReq.class, GetxattrReq.class, ListxattrReq.class, MetaStatfsReq.class, SetattrReq.class);
   private static final long RETRY_PAUSE_MIN_MS = 50;
   private static final long RETRY_PAUSE_MAX_MS = 1000;
+  /** A call gave up on the metadata server because it could not reach it; no call got through since. */
+  private volatile boolean metaUnreachable;
 
   /**
    * Calls the metadata server, riding out its restart: a request that never left (the server
@@ -145,20 +155,28 @@ public final class FileSystemClient implements AutoCloseable {
    * dropped before its answer, with growing pauses, all within {@code rpc.timeout}; then the last
    * failure (EIO). Any other request whose connection dropped after it was sent fails with EIO at
    * once: the server may have run it, and running a create or rename twice is not safe.
+   *
+   * <p>Once a call gave up on a server it could not reach, later calls try only once (a refused
+   * connection costs nothing) until one gets through: a command that makes many calls, an {@code
+   * ls -l}, fails within one timeout rather than one per call.
    */
   private <R extends Message> R meta(Req<R> req) {
+    boolean retry = !metaUnreachable;
     long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
     long pauseMs = RETRY_PAUSE_MIN_MS;
     while (true) {
       long left = Math.max(deadline - System.nanoTime(), 1_000_000);
       try {
-        return Await.get(peers.meta().call(req, Duration.ofNanos(left)), timeout);
+        R r = Await.get(peers.meta().call(req, Duration.ofNanos(left)), timeout);
+        metaUnreachable = false;
+        return r;
       } catch (FsException e) {
         CallFailure.Stage stage = CallFailure.stageOf(e);
         boolean again = stage == CallFailure.Stage.NOT_SENT
             || stage == CallFailure.Stage.LOST && IDEMPOTENT.contains(req.getClass());
         long pause = Math.min(pauseMs, (deadline - System.nanoTime()) / 1_000_000);
-        if (!again || pause <= 0) {
+        if (!again || !retry || pause <= 0) {
+          metaUnreachable = stage == CallFailure.Stage.NOT_SENT;
           throw e;
         }
         counters.increment("meta.retries");
@@ -194,6 +212,11 @@ public final class FileSystemClient implements AutoCloseable {
 
   /** The handle a path names; every component but the last must be a directory. */
   public Handle resolve(String path) {
+    return resolve(path, false);
+  }
+
+  /** {@link #resolve(String)}; {@code uncached}: every name looked up on the metadata server. */
+  private Handle resolve(String path, boolean uncached) {
     Handle h = Handle.ROOT;
     int i = 0;
     int n = path.length();
@@ -208,7 +231,11 @@ public final class FileSystemClient implements AutoCloseable {
       if (j < 0) {
         j = n;
       }
-      h = child(h, path.substring(i, j));
+      String name = path.substring(i, j);
+      if (uncached) {
+        names.invalidate(h, name);
+      }
+      h = child(h, name);
       i = j;
     }
     return h;
@@ -230,7 +257,27 @@ public final class FileSystemClient implements AutoCloseable {
   // ---- attributes -----------------------------------------------------------------------------
 
   public Attr getattr(String path) {
-    return getattr(resolve(path));
+    Handle h = resolve(path);
+    try {
+      return getattr(h);
+    } catch (FsException e) {
+      return getattr(relookup(path, h, e));
+    }
+  }
+
+  /**
+   * The handle {@code path} names now, looked up name by name on the metadata server, after the
+   * handle the caches gave ({@code stale}) led to an object that is gone: its name was renamed
+   * over or removed since (by another client, or by this one between the lookup and the call).
+   * Rethrows {@code e} unless it is ENOENT.
+   */
+  private Handle relookup(String path, Handle stale, FsException e) {
+    if (e.errno() != Errno.ENOENT) {
+      throw e;
+    }
+    attrs.invalidate(stale);
+    counters.increment("meta.relookup");
+    return resolve(path, true);
   }
 
   public Attr getattr(Handle h) {
@@ -294,7 +341,8 @@ public final class FileSystemClient implements AutoCloseable {
     if (st != null) {
       flush(st); // buffered writes must not move the mtime after it was set
     }
-    return setattr(h, mask, 0, 0, 0, 0, Math.max(atimeNs, 0), Math.max(mtimeNs, 0));
+    return setattr(h, mask, 0, 0, 0, 0, (mask & SetattrReq.ATIME) != 0 ? atimeNs : 0,
+        (mask & SetattrReq.MTIME) != 0 ? mtimeNs : 0);
   }
 
   public Attr truncate(String path, long size) {
@@ -353,8 +401,19 @@ public final class FileSystemClient implements AutoCloseable {
   private Attr created(Handle parent, String name, Attr a) {
     names.put(parent, name, a.handle());
     attrs.put(a);
-    attrs.invalidate(parent);
+    // the server stamped the parent with the same time as the new entry, and a new directory
+    // links it: update the cached parent rather than ask for it again (the kernel will)
+    Attr p = attrs.get(parent);
+    if (p != null) {
+      attrs.put(p.withEntriesChanged(a.ctimeNs(), a.isDir() ? 1 : 0));
+    }
     return a;
+  }
+
+  /** A new object: it has no extended attributes yet (the kernel asks for one on every write). */
+  private Attr createdNew(Handle parent, String name, Attr a) {
+    noXattrs.put(a.handle(), Boolean.TRUE);
+    return created(parent, name, a);
   }
 
   public Attr mkdir(String path, int mode, Caller c) {
@@ -362,7 +421,7 @@ public final class FileSystemClient implements AutoCloseable {
     Handle p = parentOf(s);
     counters.increment("meta.mkdir");
     Attr a = meta(new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0)).attr();
-    return created(p, s.name(), a);
+    return createdNew(p, s.name(), a);
   }
 
   /** Creates a regular file, FIFO, socket or device node ({@code mode} carries the type bits). */
@@ -375,7 +434,7 @@ public final class FileSystemClient implements AutoCloseable {
     Handle p = parentOf(s);
     counters.increment("meta.create");
     Attr a = meta(new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0)).attr();
-    return created(p, s.name(), a);
+    return createdNew(p, s.name(), a);
   }
 
   /** Creates a regular file and opens it. */
@@ -392,7 +451,7 @@ public final class FileSystemClient implements AutoCloseable {
     Handle p = parentOf(s);
     counters.increment("meta.create");
     Attr a = meta(new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers)).attr();
-    return open(created(p, s.name(), a), flags);
+    return open(createdNew(p, s.name(), a), flags);
   }
 
   public Attr symlink(String target, String path, Caller c) {
@@ -400,7 +459,7 @@ public final class FileSystemClient implements AutoCloseable {
     Handle p = parentOf(s);
     counters.increment("meta.symlink");
     Attr a = meta(new SymlinkReq(p, s.name(), target, c.uid(), c.gid())).attr();
-    return created(p, s.name(), a);
+    return createdNew(p, s.name(), a);
   }
 
   public String readlink(String path) {
@@ -497,7 +556,12 @@ public final class FileSystemClient implements AutoCloseable {
 
   public OpenFile open(String path, int flags) {
     Handle h = resolve(path);
-    Attr a = fresh(h);
+    Attr a;
+    try {
+      a = fresh(h);
+    } catch (FsException e) {
+      a = fresh(relookup(path, h, e));
+    }
     if (a.isDir()) {
       throw new FsException(Errno.EISDIR, path);
     }
@@ -694,11 +758,23 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   private void flush(FileState st) {
-    FileState.Recording r = st.flushWrites();
-    if (r != null) {
-      Attr a = meta(new SetattrReq(st.handle, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, r.size(), 0, r.mtimeNs())).attr();
-      attrs.put(a);
-      st.recorded(r);
+    // the size and mtime are known before the data is out: record them while the data goes, in
+    // parallel (both are done before close returns, as close-to-open needs)
+    FileState.Recording r = st.pendingRecording();
+    CompletableFuture<EntryResp> recording = r == null ? null
+        : peers.meta().call(new SetattrReq(st.handle, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, r.size(), 0, r.mtimeNs()));
+    try {
+      st.flushWrites();
+    } finally {
+      if (recording != null) {
+        attrs.put(Await.get(recording, timeout).attr());
+        st.recorded(r);
+      }
+    }
+    FileState.Recording late = st.pendingRecording(); // written while we recorded
+    if (late != null && !late.equals(r)) {
+      attrs.put(meta(new SetattrReq(st.handle, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, late.size(), 0, late.mtimeNs())).attr());
+      st.recorded(late);
     }
   }
 
@@ -736,29 +812,27 @@ public final class FileSystemClient implements AutoCloseable {
 
   public void setxattr(String path, String name, byte[] value, int flags) {
     if (name.equals(DirStripe.XATTR)) {
-      setStripe(path, value, flags);
-      return;
-    }
-    if (name.startsWith(VIRTUAL_XATTR_PREFIX)) {
+      value = checkStripe(path, value);
+    } else if (name.startsWith(VIRTUAL_XATTR_PREFIX)) {
       throw new FsException(Errno.EPERM, name + " is computed, not stored");
     }
     Handle h = resolve(path);
+    noXattrs.invalidate(h);
     meta(new SetxattrReq(h, name, value, flags));
     attrs.invalidate(h); // its ctime moved
   }
 
   /**
-   * Stores a directory's default layout ({@code flowfs.stripe}, see {@link
-   * DirStripe}), checked and normalized: the metadata server applies it to
-   * files created in the directory afterwards.
+   * A directory's default layout ({@code flowfs.stripe}, see {@link DirStripe}), checked and
+   * normalized for storing: the metadata server applies it to files created in the directory
+   * afterwards.
    */
-  private void setStripe(String path, byte[] value, int flags) {
+  private byte[] checkStripe(String path, byte[] value) {
     DirStripe s = DirStripe.parse(value).checkServers(peers.ioCount());
-    Handle h = resolve(path);
-    if (!getattr(h).isDir()) {
+    if (!getattr(resolve(path)).isDir()) {
       throw new FsException(Errno.ENOTDIR, DirStripe.XATTR + " is set on directories");
     }
-    meta(new SetxattrReq(h, DirStripe.XATTR, s.bytes(), flags));
+    return s.bytes();
   }
 
   /**
@@ -771,7 +845,11 @@ public final class FileSystemClient implements AutoCloseable {
     if (name.startsWith(VIRTUAL_XATTR_PREFIX) && !name.equals(DirStripe.XATTR)) {
       return virtualXattr(path, name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
-    return meta(new GetxattrReq(resolve(path), name)).value();
+    Handle h = resolve(path);
+    if (noXattrs.getIfPresent(h) != null) {
+      throw new FsException(Errno.ENODATA, name);
+    }
+    return meta(new GetxattrReq(h, name)).value();
   }
 
   public static final String VIRTUAL_XATTR_PREFIX = "flowfs.";
@@ -793,7 +871,11 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   public List<String> listxattr(String path) {
-    return meta(new ListxattrReq(resolve(path))).names();
+    Handle h = resolve(path);
+    if (noXattrs.getIfPresent(h) != null) {
+      return List.of();
+    }
+    return meta(new ListxattrReq(h)).names();
   }
 
   public void removexattr(String path, String name) {

@@ -30,6 +30,8 @@ import ru.serce.jnrfuse.struct.Timespec;
 final class FlowFuse extends FuseStubFS {
   private static final long UTIME_NOW = (1L << 30) - 1;
   private static final long UTIME_OMIT = (1L << 30) - 2;
+  /** The earliest time a file can have, in ns since the epoch: just above the client's UTIME_ values. */
+  private static final long EARLIEST_NS = Math.max(FileSystemClient.UTIME_NOW, FileSystemClient.UTIME_OMIT) + 1;
   private static final int XATTR_CREATE = 1;
   private static final int XATTR_REPLACE = 2;
 
@@ -74,6 +76,11 @@ final class FlowFuse extends FuseStubFS {
 
   void unmountNow() {
     super.umount();
+  }
+
+  /** libfuse's operations struct, wired to this adapter's callbacks. */
+  ru.serce.jnrfuse.struct.FuseOperations operations() {
+    return fuseOperations;
   }
 
   /** The calling process's credentials; valid only on the FUSE thread during the callback. */
@@ -233,7 +240,14 @@ final class FlowFuse extends FuseStubFS {
     if (ns == UTIME_OMIT) {
       return FileSystemClient.UTIME_OMIT;
     }
-    return t.tv_sec.get() * 1_000_000_000L + ns;
+    // ns since the epoch in a long: years 1677 to 2262; times beyond are clamped, as the kernel
+    // clamps times to the range a file system stores
+    long sec = t.tv_sec.get();
+    try {
+      return Math.max(Math.addExact(Math.multiplyExact(sec, 1_000_000_000L), ns), EARLIEST_NS);
+    } catch (ArithmeticException e) {
+      return sec < 0 ? EARLIEST_NS : Long.MAX_VALUE;
+    }
   }
 
   @Override

@@ -24,6 +24,8 @@ import org.slf4j.LoggerFactory;
 public final class FuseMount implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FuseMount.class);
   public static final String TYPE = "fuse.flowfs";
+  /** Threads serving FUSE requests: enough to keep the servers busy while some wait on them. */
+  static final int FUSE_THREADS = 16;
 
   private final Path mountPoint;
   private final FlowFuse fuse;
@@ -89,21 +91,20 @@ public final class FuseMount implements AutoCloseable {
     fuse.onUnmount(m::close);
     boolean root = "root".equals(System.getProperty("user.name"));
     List<String> opts = options(fsName, client.config().client(), root || userAllowOther());
-    String[] args = new String[opts.size() * 2];
-    for (int i = 0; i < opts.size(); i++) {
-      args[2 * i] = "-o";
-      args[2 * i + 1] = opts.get(i);
+    List<String> args = new ArrayList<>();
+    args.add(fsName);
+    for (String o : opts) {
+      args.add("-o");
+      args.add(o);
     }
-    Thread t = new Thread(() -> {
-      try {
-        fuse.mount(mp, true, false, args);
-        m.loop.complete(0);
-      } catch (Throwable e) {
+    args.add(mp.toString());
+    FuseLoop.start(fuse.operations(), args, FUSE_THREADS).whenComplete((v, e) -> {
+      if (e != null) {
         m.loop.completeExceptionally(e);
+      } else {
+        m.loop.complete(v);
       }
-    }, "fuse-loop");
-    t.setDaemon(true);
-    t.start();
+    });
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (System.nanoTime() < deadline) {
       if (TYPE.equals(MountTable.typeAt(mp))) {

@@ -12,6 +12,7 @@ final class Stats {
 
   private Stats() {}
 
+  /** Times before 1970 are negative: whole seconds round down, so tv_nsec stays in [0, 1e9). */
   static void fill(FileStat st, Attr a) {
     st.st_ino.set(a.handle().id());
     st.st_mode.set(a.stMode());
@@ -22,12 +23,12 @@ final class Stats {
     st.st_size.set(a.size());
     st.st_blksize.set(64 * 1024);
     st.st_blocks.set((a.size() + 511) / 512);
-    st.st_atim.tv_sec.set(a.atimeNs() / 1_000_000_000L);
-    st.st_atim.tv_nsec.set(a.atimeNs() % 1_000_000_000L);
-    st.st_mtim.tv_sec.set(a.mtimeNs() / 1_000_000_000L);
-    st.st_mtim.tv_nsec.set(a.mtimeNs() % 1_000_000_000L);
-    st.st_ctim.tv_sec.set(a.ctimeNs() / 1_000_000_000L);
-    st.st_ctim.tv_nsec.set(a.ctimeNs() % 1_000_000_000L);
+    st.st_atim.tv_sec.set(Math.floorDiv(a.atimeNs(), 1_000_000_000L));
+    st.st_atim.tv_nsec.set(Math.floorMod(a.atimeNs(), 1_000_000_000L));
+    st.st_mtim.tv_sec.set(Math.floorDiv(a.mtimeNs(), 1_000_000_000L));
+    st.st_mtim.tv_nsec.set(Math.floorMod(a.mtimeNs(), 1_000_000_000L));
+    st.st_ctim.tv_sec.set(Math.floorDiv(a.ctimeNs(), 1_000_000_000L));
+    st.st_ctim.tv_nsec.set(Math.floorMod(a.ctimeNs(), 1_000_000_000L));
   }
 
   /** A stat holding only what readdir reports: inode number and type. */

@@ -5,7 +5,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -27,19 +26,7 @@ final class ServerProcess {
 
   /** The java command that runs {@code org.flowfs.cli.Main args} with this JVM's classpath. */
   static List<String> command(List<String> args) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
-    cmd.add("--add-opens");
-    cmd.add("java.base/java.nio=ALL-UNNAMED");
-    cmd.add("--add-opens");
-    cmd.add("java.base/jdk.internal.misc=ALL-UNNAMED");
-    cmd.add("-Dio.netty.tryReflectionSetAccessible=true");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add("org.flowfs.cli.Main");
-    cmd.addAll(args);
-    return cmd;
+    return org.flowfs.cli.RoleProcess.command("256m", args);
   }
 
   static ServerProcess start(String name, Path logDir, List<String> args) throws IOException {

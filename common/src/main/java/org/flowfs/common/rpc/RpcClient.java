@@ -372,7 +372,9 @@ public final class RpcClient implements AutoCloseable {
         if (timer != null) {
           timer.cancel(false);
         }
-        if (link.completeExceptionally(new FsException(errno, why))) {
+        // an EIO here is a connection that never carried a request: safe to retry anything
+        FsException e = errno == Errno.EIO ? CallFailure.eio(CallFailure.Stage.NOT_SENT, why) : new FsException(errno, why);
+        if (link.completeExceptionally(e)) {
           LOG.warn("{}", why);
         }
         ctx.close();

@@ -18,6 +18,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +33,7 @@ import org.flowfs.common.wire.CommonOp.ErrorResp;
 import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.FrameDecoder;
 import org.flowfs.common.wire.FrameEncoder;
+import org.flowfs.common.wire.HasPayload;
 import org.flowfs.common.wire.MalformedMessageException;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MessageRegistry;
@@ -42,8 +44,9 @@ import org.slf4j.LoggerFactory;
  * A server endpoint: accepts connections on one address, decodes frames, dispatches each request
  * through its {@link OpTable} and writes the answer back. A connection that sends a malformed
  * frame is logged and closed; every other connection carries on. Each connection has a bounded
- * number of requests in flight: past it, or while its answers cannot be written as fast as they
- * come, the server stops reading from that connection.
+ * number of requests (and payload bytes) in flight: past it the server stops reading from that
+ * connection; while its answers cannot be written as fast as they come, the server runs none of
+ * its requests and reads no more of them, so answers never pile up for a peer that does not read.
  *
  * <p>Every connection must first prove membership of the file system ({@link Membership}): the
  * server sends its challenge on accept and serves nothing until the first frame from the peer is
@@ -56,6 +59,8 @@ public final class RpcServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RpcServer.class);
   /** Requests in flight per connection before the server stops reading it. */
   static final int MAX_IN_FLIGHT = 1024;
+  /** Payload bytes of requests in flight per connection before the server stops reading it. */
+  static final long MAX_IN_FLIGHT_BYTES = 64L << 20;
   /** The largest frame a connection may send before it has proved membership. */
   static final int PRE_AUTH_FRAME = 1024;
 
@@ -137,6 +142,12 @@ public final class RpcServer implements AutoCloseable {
 
   public InetSocketAddress boundAddress() {
     return serverChannel == null ? null : (InetSocketAddress) serverChannel.localAddress();
+  }
+
+  private static void release(Message m) {
+    if (m instanceof HasPayload p) {
+      p.release();
+    }
   }
 
   @Override
@@ -235,7 +246,13 @@ public final class RpcServer implements AutoCloseable {
   }
 
   private final class Dispatcher extends SimpleChannelInboundHandler<Envelope> {
+    /** Requests read and not yet answered, and the payload bytes they hold. */
     private int inFlight;
+    private long inFlightBytes;
+    /** Requests read while the connection's answers could not be written: they run once they can. */
+    private final ArrayDeque<Held> held = new ArrayDeque<>();
+
+    private record Held(OpSpec<?, ?> spec, Envelope env, long bytes) {}
 
     Dispatcher() {
       super(false);
@@ -253,31 +270,43 @@ public final class RpcServer implements AutoCloseable {
         throw new MalformedMessageException(name + " does not serve " + env.message().getClass().getSimpleName());
       }
       counters.increment("op." + spec.name());
-      if (++inFlight >= MAX_IN_FLIGHT) {
+      long bytes = env.message() instanceof HasPayload p ? p.payload().readableBytes() : 0;
+      inFlight++;
+      inFlightBytes += bytes;
+      if (inFlight >= MAX_IN_FLIGHT || inFlightBytes >= MAX_IN_FLIGHT_BYTES) {
         ctx.channel().config().setAutoRead(false);
       }
+      if (!held.isEmpty() || !ctx.channel().isWritable()) {
+        // a peer that does not read its answers gets no new ones made: they would pile up here
+        held.add(new Held(spec, env, bytes));
+        return;
+      }
+      dispatch(ctx, spec, env, bytes);
+    }
+
+    private void dispatch(ChannelHandlerContext ctx, OpSpec<?, ?> spec, Envelope env, long bytes) {
       if (spec.executor() == null) {
-        run(ctx, spec, env);
+        run(ctx, spec, env, bytes);
       } else {
         try {
-          spec.executor().execute(() -> run(ctx, spec, env));
+          spec.executor().execute(() -> run(ctx, spec, env, bytes));
         } catch (RejectedExecutionException e) {
           env.release();
-          reply(ctx, env.id(), error(new FsException(Errno.EIO, name + " is shutting down")));
+          reply(ctx, env.id(), error(new FsException(Errno.EIO, name + " is shutting down")), bytes);
         }
       }
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private void run(ChannelHandlerContext ctx, OpSpec spec, Envelope env) {
+    private void run(ChannelHandlerContext ctx, OpSpec spec, Envelope env, long bytes) {
       CompletionStage<? extends Message> result;
       try {
         result = spec.handler().handle(env.message(), new CallContext(ctx.channel(), env.id()));
       } catch (Throwable t) {
-        reply(ctx, env.id(), error(t));
+        reply(ctx, env.id(), error(t), bytes);
         return;
       }
-      result.whenComplete((resp, err) -> reply(ctx, env.id(), err == null ? resp : error(err)));
+      result.whenComplete((resp, err) -> reply(ctx, env.id(), err == null ? resp : error(err), bytes));
     }
 
     private ErrorResp error(Throwable t) {
@@ -287,17 +316,34 @@ public final class RpcServer implements AutoCloseable {
       return new ErrorResp(e.code(), c.getMessage() == null ? e.name() : c.getMessage());
     }
 
-    private void reply(ChannelHandlerContext ctx, long id, Message resp) {
-      ctx.writeAndFlush(Envelope.response(id, resp));
-      ctx.executor().execute(() -> {
-        --inFlight;
-        resumeIfDrained(ctx);
-      });
+    /** Answers on the event loop; an answer for a connection that is gone is released. */
+    private void reply(ChannelHandlerContext ctx, long id, Message resp, long bytes) {
+      if (ctx.executor().inEventLoop()) {
+        replyNow(ctx, id, resp, bytes);
+        return;
+      }
+      try {
+        ctx.executor().execute(() -> replyNow(ctx, id, resp, bytes));
+      } catch (RejectedExecutionException e) {
+        release(resp); // the event loop is gone, and the connection with it
+      }
+    }
+
+    private void replyNow(ChannelHandlerContext ctx, long id, Message resp, long bytes) {
+      if (ctx.isRemoved()) {
+        release(resp); // the pipeline is torn down: nothing would encode (and release) it
+      } else {
+        ctx.writeAndFlush(Envelope.response(id, resp));
+      }
+      inFlight--;
+      inFlightBytes -= bytes;
+      resumeIfDrained(ctx);
     }
 
     private void resumeIfDrained(ChannelHandlerContext ctx) {
       Channel ch = ctx.channel();
-      if (inFlight < MAX_IN_FLIGHT / 2 && ch.isWritable() && !ch.config().isAutoRead()) {
+      if (inFlight < MAX_IN_FLIGHT / 2 && inFlightBytes < MAX_IN_FLIGHT_BYTES / 2 && held.isEmpty() && ch.isWritable()
+          && !ch.config().isAutoRead()) {
         ch.config().setAutoRead(true);
       }
     }
@@ -305,12 +351,32 @@ public final class RpcServer implements AutoCloseable {
     /** A peer that does not read its answers is not read from: answers never pile up without bound. */
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-      if (!ctx.channel().isWritable()) {
-        ctx.channel().config().setAutoRead(false);
+      Channel ch = ctx.channel();
+      if (!ch.isWritable()) {
+        ch.config().setAutoRead(false);
       } else {
+        while (!held.isEmpty() && ch.isWritable()) {
+          Held h = held.poll();
+          dispatch(ctx, h.spec(), h.env(), h.bytes());
+        }
         resumeIfDrained(ctx);
       }
       ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      for (Held h; (h = held.poll()) != null; ) {
+        h.env().release();
+      }
+      ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+      for (Held h; (h = held.poll()) != null; ) {
+        h.env().release();
+      }
     }
 
     @Override

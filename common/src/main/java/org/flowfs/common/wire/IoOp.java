@@ -2,6 +2,7 @@ package org.flowfs.common.wire;
 
 import io.netty.buffer.ByteBuf;
 import java.util.List;
+import java.util.Objects;
 import org.flowfs.common.DistSpec;
 import org.flowfs.common.Handle;
 
@@ -26,6 +27,7 @@ public sealed interface IoOp extends Message {
   @Wire(202)
   record WriteReq(Handle handle, long offset, ByteBuf payload) implements IoOp, HasPayload, Req<WriteResp> {
     public WriteReq {
+      Objects.requireNonNull(handle, "handle");
       if (offset < 0 || offset > Long.MAX_VALUE - payload.readableBytes()) {
         throw new IllegalArgumentException("offset " + offset);
       }
@@ -40,7 +42,8 @@ public sealed interface IoOp extends Message {
   @Wire(204)
   record ReadReq(Handle handle, long offset, int length) implements IoOp, Req<ReadResp> {
     public ReadReq {
-      if (offset < 0 || length < 0) {
+      Objects.requireNonNull(handle, "handle");
+      if (offset < 0 || length < 0 || offset > Long.MAX_VALUE - length) {
         throw new IllegalArgumentException("offset or length");
       }
     }
@@ -53,6 +56,7 @@ public sealed interface IoOp extends Message {
   @Wire(206)
   record TruncateReq(Handle handle, long size) implements IoOp, Req<CommonOp.OkResp> {
     public TruncateReq {
+      Objects.requireNonNull(handle, "handle");
       if (size < 0) {
         throw new IllegalArgumentException("size");
       }
@@ -63,6 +67,7 @@ public sealed interface IoOp extends Message {
   @Wire(207)
   record SizesReq(List<Handle> handles) implements IoOp, Req<SizesResp> {
     public SizesReq {
+      handles = List.copyOf(handles); // no null list, no null handle
       if (handles.size() > MAX_BATCH) {
         throw new IllegalArgumentException("too many handles");
       }
@@ -76,6 +81,7 @@ public sealed interface IoOp extends Message {
   @Wire(209)
   record DataRemoveReq(List<Handle> handles) implements IoOp, Req<CommonOp.OkResp> {
     public DataRemoveReq {
+      handles = List.copyOf(handles); // no null list, no null handle
       if (handles.size() > MAX_BATCH) {
         throw new IllegalArgumentException("too many handles");
       }
@@ -84,7 +90,11 @@ public sealed interface IoOp extends Message {
 
   /** Makes a datafile's data durable ({@code fsync}). */
   @Wire(210)
-  record SyncReq(Handle handle, boolean dataOnly) implements IoOp, Req<CommonOp.OkResp> {}
+  record SyncReq(Handle handle, boolean dataOnly) implements IoOp, Req<CommonOp.OkResp> {
+    public SyncReq {
+      Objects.requireNonNull(handle, "handle");
+    }
+  }
 
   @Wire(211)
   record IoStatfsReq() implements IoOp, Req<IoStatfsResp> {}
@@ -118,7 +128,7 @@ public sealed interface IoOp extends Message {
       DistSpec dist, int serverNr, int serverCount, long fsize, String protocol) implements IoOp, Req<FlowAck> {
     public FlowReq {
       if (fileReqOffset < 0 || aggregateSize < 0 || fsize < 0 || serverCount <= 0 || serverNr < 0 || serverNr >= serverCount
-          || fileReq == null || dist == null) {
+          || fileReq == null || dist == null || handle == null) {
         throw new IllegalArgumentException("flow request out of range");
       }
     }
@@ -144,7 +154,8 @@ public sealed interface IoOp extends Message {
   @Wire(224)
   record EagerWriteReq(long tag, Handle handle, long offset, int length) implements IoOp, Req<WriteResp> {
     public EagerWriteReq {
-      if (offset < 0 || length < 0) {
+      Objects.requireNonNull(handle, "handle");
+      if (offset < 0 || length < 0 || offset > Long.MAX_VALUE - length) {
         throw new IllegalArgumentException("offset or length");
       }
     }

@@ -1,6 +1,7 @@
 package org.flowfs.common.wire;
 
 import java.util.List;
+import java.util.Objects;
 import org.flowfs.common.Attr;
 import org.flowfs.common.DistSpec;
 import org.flowfs.common.FileType;
@@ -18,6 +19,7 @@ public sealed interface MetaOp extends Message {
   @Wire(100)
   record LookupReq(Handle parent, String name) implements MetaOp, Req<EntryResp> {
     public LookupReq {
+      Objects.requireNonNull(parent, "parent");
       Names.check(name);
     }
   }
@@ -27,7 +29,11 @@ public sealed interface MetaOp extends Message {
   record EntryResp(Attr attr) implements MetaOp {}
 
   @Wire(102)
-  record GetattrReq(Handle handle) implements MetaOp, Req<EntryResp> {}
+  record GetattrReq(Handle handle) implements MetaOp, Req<EntryResp> {
+    public GetattrReq {
+      Objects.requireNonNull(handle, "handle");
+    }
+  }
 
   /**
    * Changes the attributes selected by {@code mask} ({@link SetattrReq} constants).
@@ -51,6 +57,7 @@ public sealed interface MetaOp extends Message {
     public static final int KILL_SUID = 512;
 
     public SetattrReq {
+      Objects.requireNonNull(handle, "handle");
       if (size < 0) {
         throw new IllegalArgumentException("negative size");
       }
@@ -69,6 +76,7 @@ public sealed interface MetaOp extends Message {
   record CreateReq(Handle parent, String name, FileType type, int mode, int uid, int gid, int rdev,
       DistSpec dist, int servers) implements MetaOp, Req<EntryResp> {
     public CreateReq {
+      Objects.requireNonNull(parent, "parent");
       Names.checkNew(name);
       if (type == null || type == FileType.SYMLINK) {
         throw new IllegalArgumentException("type");
@@ -82,13 +90,18 @@ public sealed interface MetaOp extends Message {
   @Wire(105)
   record SymlinkReq(Handle parent, String name, String target, int uid, int gid) implements MetaOp, Req<EntryResp> {
     public SymlinkReq {
+      Objects.requireNonNull(parent, "parent");
       Names.checkNew(name);
       Names.checkTarget(target);
     }
   }
 
   @Wire(106)
-  record ReadlinkReq(Handle handle) implements MetaOp, Req<ReadlinkResp> {}
+  record ReadlinkReq(Handle handle) implements MetaOp, Req<ReadlinkResp> {
+    public ReadlinkReq {
+      Objects.requireNonNull(handle, "handle");
+    }
+  }
 
   @Wire(107)
   record ReadlinkResp(String target) implements MetaOp {}
@@ -97,6 +110,8 @@ public sealed interface MetaOp extends Message {
   @Wire(108)
   record LinkReq(Handle target, Handle parent, String name) implements MetaOp, Req<EntryResp> {
     public LinkReq {
+      Objects.requireNonNull(target, "target");
+      Objects.requireNonNull(parent, "parent");
       Names.checkNew(name);
     }
   }
@@ -108,6 +123,7 @@ public sealed interface MetaOp extends Message {
   @Wire(109)
   record RemoveReq(Handle parent, String name, boolean directory) implements MetaOp, Req<RemoveResp> {
     public RemoveReq {
+      Objects.requireNonNull(parent, "parent");
       Names.checkNew(name);
     }
   }
@@ -124,6 +140,8 @@ public sealed interface MetaOp extends Message {
     public static final int NOREPLACE = 1;
 
     public RenameReq {
+      Objects.requireNonNull(srcParent, "srcParent");
+      Objects.requireNonNull(dstParent, "dstParent");
       Names.checkNew(srcName);
       Names.checkNew(dstName);
     }
@@ -140,6 +158,7 @@ public sealed interface MetaOp extends Message {
   @Wire(113)
   record ReaddirReq(Handle dir, String cursor, int max, boolean plus) implements MetaOp, Req<ReaddirResp> {
     public ReaddirReq {
+      Objects.requireNonNull(dir, "dir");
       if (max <= 0 || max > MAX_READDIR) {
         throw new IllegalArgumentException("max " + max);
       }
@@ -165,6 +184,7 @@ public sealed interface MetaOp extends Message {
     public static final int REPLACE = 2;
 
     public SetxattrReq {
+      Objects.requireNonNull(handle, "handle");
       if (name == null || name.isEmpty() || name.length() > 255 || value == null || value.length > 65536) {
         throw new IllegalArgumentException("xattr name or value size");
       }
@@ -172,19 +192,33 @@ public sealed interface MetaOp extends Message {
   }
 
   @Wire(118)
-  record GetxattrReq(Handle handle, String name) implements MetaOp, Req<XattrResp> {}
+  record GetxattrReq(Handle handle, String name) implements MetaOp, Req<XattrResp> {
+    public GetxattrReq {
+      Objects.requireNonNull(handle, "handle");
+      Objects.requireNonNull(name, "name");
+    }
+  }
 
   @Wire(119)
   record XattrResp(byte[] value) implements MetaOp {}
 
   @Wire(120)
-  record ListxattrReq(Handle handle) implements MetaOp, Req<XattrNamesResp> {}
+  record ListxattrReq(Handle handle) implements MetaOp, Req<XattrNamesResp> {
+    public ListxattrReq {
+      Objects.requireNonNull(handle, "handle");
+    }
+  }
 
   @Wire(121)
   record XattrNamesResp(List<String> names) implements MetaOp {}
 
   @Wire(122)
-  record RemovexattrReq(Handle handle, String name) implements MetaOp, Req<CommonOp.OkResp> {}
+  record RemovexattrReq(Handle handle, String name) implements MetaOp, Req<CommonOp.OkResp> {
+    public RemovexattrReq {
+      Objects.requireNonNull(handle, "handle");
+      Objects.requireNonNull(name, "name");
+    }
+  }
 
   // ---- fsck (flowfs fsck): read-only unless repairing ------------------------------------------
 

@@ -60,6 +60,12 @@ public record RequestSpec(List<Node> nodes) {
    */
   public Request toRequest() {
     Request[] built = new Request[nodes.size()];
+    long[] entries = new long[built.length];
+    long budget = MAX_EXPANSION;
+    for (Node n : nodes) {
+      budget += length(n.blockLengths()) + length(n.displacements()) + length(n.parts()) + length(n.sizes());
+    }
+    long spent = 0;
     for (int i = 0; i < built.length; i++) {
       Node n = nodes.get(i);
       if (n.combiner() == null) {
@@ -73,9 +79,55 @@ public record RequestSpec(List<Node> nodes) {
         }
         p[j] = built[(int) parts[j]];
       }
+      // what building this node may cost, before building it: a request of a few kilobytes must
+      // not make the receiver flatten parts into gigabytes
+      entries[i] = entries(n, parts, entries);
+      spent += entries[i];
+      if (spent > budget) {
+        throw new IllegalArgumentException("request too complex: its parts would be copied more than " + budget + " times");
+      }
       built[i] = build(n, p);
     }
     return built[built.length - 1];
+  }
+
+  /**
+   * Entries (blocks or parts) the walking form of a request may copy beyond what the message
+   * itself holds: a few node lists of {@link #FLATTEN_LIMIT} entries.
+   */
+  public static final long MAX_EXPANSION = 1 << 20;
+  /** How many entries the request factories copy into one flattened list at most. */
+  static final long FLATTEN_LIMIT = 1 << 16;
+
+  /**
+   * An upper bound of the entries node {@code n} copies when built: its own lists, and for the
+   * list-making combiners the flattened entries of its parts (which the factories inline up to
+   * {@link #FLATTEN_LIMIT}). Loops (contiguous, vector, resized) refer to their part, not copy it.
+   */
+  private static long entries(Node n, long[] parts, long[] entries) {
+    long own = 1 + length(n.blockLengths()) + length(n.displacements()) + length(n.sizes());
+    switch (n.combiner()) {
+      case STRUCT: {
+        long inlined = 0;
+        for (long part : parts) {
+          inlined = Math.min(FLATTEN_LIMIT, inlined + entries[(int) part]);
+        }
+        return own + inlined;
+      }
+      case INDEXED:
+      case HINDEXED: {
+        long blocks = length(n.blockLengths());
+        long per = parts.length == 0 ? 1 : entries[(int) parts[0]];
+        long inlined = per == 0 || blocks <= FLATTEN_LIMIT / per ? blocks * per : FLATTEN_LIMIT;
+        return own + Math.min(FLATTEN_LIMIT, inlined);
+      }
+      default:
+        return own;
+    }
+  }
+
+  private static long length(long[] a) {
+    return a == null ? 0 : a.length;
   }
 
   private static Request build(Node n, Request[] p) {

@@ -27,8 +27,9 @@ import org.flowfs.common.request.Request;
  *
  * <p>Every access is one typed transfer of the client: the view's pattern, whatever its shape,
  * becomes one request and moves in one flow per I/O server holding some of it, all at once, never
- * in one round trip per piece. Only a converting datarep splits a transfer, into chunks of the
- * conversion buffer ({@value Hints#DATAREP_BUFFER_SIZE}).
+ * in one round trip per piece. A converting datarep splits a transfer into chunks of the
+ * conversion buffer ({@value Hints#DATAREP_BUFFER_SIZE}), each one such transfer; data sieving
+ * ({@value Hints#DS_READ}, off by default) reads contiguous windows instead.
  *
  * <p>Operations:
  *
@@ -69,6 +70,7 @@ public final class FlowFile implements AutoCloseable {
   private final long stripSize;
   private final int servers;
   private final Set<CompletableFuture<?>> pending = ConcurrentHashMap.newKeySet();
+  private final boolean created;
 
   // guarded by this
   private Tuning tuning;
@@ -76,7 +78,8 @@ public final class FlowFile implements AutoCloseable {
   private long pointer;
   private boolean closed;
 
-  FlowFile(FlowIo io, OpenFile file, String path, Set<AccessMode> mode, Group group, Tuning tuning) {
+  FlowFile(FlowIo io, OpenFile file, String path, Set<AccessMode> mode, Group group, Tuning tuning, boolean created) {
+    this.created = created;
     this.io = io;
     this.client = io.client();
     this.file = file;
@@ -100,6 +103,11 @@ public final class FlowFile implements AutoCloseable {
 
   OpenFile openFile() {
     return file;
+  }
+
+  /** Whether this open created the file. */
+  boolean created() {
+    return created;
   }
 
   /** The path the file was opened by. */
@@ -136,10 +144,7 @@ public final class FlowFile implements AutoCloseable {
    * the ones ignored, with reasons. Striping hints are ignored: the layout is fixed.
    */
   public synchronized Map<String, String> setHints(Hints hints) {
-    Tuning t = new Tuning();
-    t.cbBuffer = tuning.cbBuffer;
-    t.cbNodes = tuning.cbNodes;
-    t.datarepBuffer = tuning.datarepBuffer;
+    Tuning t = tuning.runtimeCopy();
     t.apply(hints, false, servers);
     tuning = t;
     return Collections.unmodifiableMap(t.ignored);
@@ -393,31 +398,47 @@ public final class FlowFile implements AutoCloseable {
     if (bytes == 0) {
       return CompletableFuture.completedFuture(0L);
     }
+    Tuning t;
+    synchronized (this) {
+      t = tuning;
+    }
     CompletableFuture<Long> f;
-    if (!v.converts(write)) {
+    if (!write && t.dsRead && !v.fileType.isContiguous()) {
+      f = run(async, () -> sieved(v, at, bytes, mem, t.indRdBuffer));
+    } else if (!v.converts(write)) {
       Slices.Placed p = v.slice(at, bytes);
       f = write
           ? client.writeAsync(file, p.request(), p.displacement(), bytes, mem.flowBuffer(), mem.flowRequest())
               .thenApply(x -> bytes)
           : client.readAsync(file, p.request(), p.displacement(), bytes, mem.flowBuffer(), mem.flowRequest());
     } else {
-      long budget;
-      synchronized (this) {
-        budget = tuning.datarepBuffer;
-      }
-      if (async) {
-        f = CompletableFuture.supplyAsync(() -> write
-            ? Conversions.write(client, file, v, at, mem, budget, io.alloc())
-            : Conversions.read(client, file, v, at, mem, budget, io.alloc()), io.executor());
-      } else {
-        f = CompletableFuture.completedFuture(write
-            ? Conversions.write(client, file, v, at, mem, budget, io.alloc())
-            : Conversions.read(client, file, v, at, mem, budget, io.alloc()));
-      }
+      f = run(async, () -> write
+          ? Conversions.write(client, file, v, at, mem, t.datarepBuffer, io.alloc())
+          : Conversions.read(client, file, v, at, mem, t.datarepBuffer, io.alloc()));
     }
     pending.add(f);
     f.whenComplete((x, e) -> pending.remove(f));
     return f;
+  }
+
+  /** Runs a blocking transfer here, or ({@code async}) on the API's executor. */
+  private CompletableFuture<Long> run(boolean async, java.util.function.Supplier<Long> transfer) {
+    return async ? CompletableFuture.supplyAsync(transfer, io.executor()) : CompletableFuture.completedFuture(transfer.get());
+  }
+
+  /** A read by data sieving: the stream in file form, then into memory. */
+  private long sieved(ViewState v, long at, long bytes, Memory mem, long window) {
+    ByteBuf stream = io.alloc().directBuffer(Math.toIntExact(bytes), Math.toIntExact(bytes));
+    try {
+      long t0 = System.nanoTime();
+      long got = Sieve.read(client, file, v, at, bytes, stream, window, io.alloc());
+      long t1 = System.nanoTime();
+      long r = Streams.unpack(v, mem, stream, got);
+      System.err.printf("UNPACK %.1f ms%n", (System.nanoTime() - t1) / 1e6);
+      return r;
+    } finally {
+      stream.release();
+    }
   }
 
   /** Waits for every access started before (failures are the starter's to see). */

@@ -113,7 +113,7 @@ public final class FlowIo implements AutoCloseable {
     return alloc;
   }
 
-  /** {@link #open(String, Set, Hints)} with {@code modes} and no hints. */
+  /** {@link #open(String, Set, Hints)} with {@code modes} (none: READ_ONLY) and no hints. */
   public FlowFile open(String path, AccessMode... modes) {
     return open(path, modes.length == 0 ? EnumSet.noneOf(AccessMode.class) : EnumSet.of(modes[0], modes), Hints.NONE);
   }
@@ -140,29 +140,29 @@ public final class FlowIo implements AutoCloseable {
     Set<AccessMode> m = AccessMode.check(EnumSet.copyOf(modes.isEmpty() ? EnumSet.of(AccessMode.READ_ONLY) : modes));
     Objects.requireNonNull(hints, "hints");
     if (group.size() == 1) {
-      return openAlone(group, path, m, hints);
+      return openAlone(group, path, m, hints, false);
     }
     FlowFile f = null;
     RuntimeException failure = null;
     if (group.rank() == 0) {
       try {
-        f = openAlone(group, path, m, hints);
+        f = openAlone(group, path, m, hints, false);
       } catch (RuntimeException e) {
         failure = e;
       }
     }
-    checkAll(group, failure, "rank 0 could not open " + path);
+    boolean created = checkAll(group, failure, f != null && f.created(), "rank 0 could not open " + path);
     if (group.rank() != 0) {
       Set<AccessMode> later = EnumSet.copyOf(m);
       later.remove(AccessMode.EXCLUSIVE);
       try {
-        f = openAlone(group, path, later, hints);
+        f = openAlone(group, path, later, hints, created);
       } catch (RuntimeException e) {
         failure = e;
       }
     }
     try {
-      checkAll(group, failure, "a member could not open " + path);
+      checkAll(group, failure, false, "a member could not open " + path);
     } catch (RuntimeException e) {
       if (f != null) {
         client.release(fileOf(f));
@@ -176,22 +176,27 @@ public final class FlowIo implements AutoCloseable {
     return f.openFile();
   }
 
-  /** Shares whether every member succeeded; throws at every member if one did not. */
-  private static void checkAll(Group group, RuntimeException mine, String what) {
-    int code = mine == null ? 0 : mine instanceof FsException fe ? fe.errno().code() : Errno.EINVAL.code();
+  /**
+   * Shares whether every member succeeded (and whether rank 0 created the file); throws at every
+   * member if one did not. Returns whether rank 0 created the file.
+   */
+  private static boolean checkAll(Group group, RuntimeException mine, boolean created, String what) {
+    int code = mine == null ? (created ? -1 : 0) : mine instanceof FsException fe ? fe.errno().code() : Errno.EINVAL.code();
     byte[][] all = group.allgather(ByteBuffer.allocate(4).putInt(code).array());
     if (mine != null) {
       throw mine;
     }
     for (byte[] a : all) {
       int c = ByteBuffer.wrap(a).getInt();
-      if (c != 0) {
+      if (c > 0) {
         throw new FsException(Errno.ofCode(c), what);
       }
     }
+    return ByteBuffer.wrap(all[0]).getInt() == -1;
   }
 
-  private FlowFile openAlone(Group group, String path, Set<AccessMode> m, Hints hints) {
+  /** Opens (or creates) the file for this member; {@code groupCreated}: rank 0 just created it. */
+  private FlowFile openAlone(Group group, String path, Set<AccessMode> m, Hints hints, boolean groupCreated) {
     int flags = AccessMode.posixFlags(m);
     int ioServers = client.config().ioServers().size();
     OpenFile of = null;
@@ -224,10 +229,12 @@ public final class FlowIo implements AutoCloseable {
       of = client.open(path, flags);
     }
     if (!created) {
-      t = new Tuning().apply(hints, false, ioServers);
+      t = new Tuning().apply(hints, groupCreated, ioServers);
+      t.stripingFactor = 0; // applied by whoever created the file, if anyone
+      t.stripingUnit = 0;
     }
     try {
-      return new FlowFile(this, of, path, m, group, t);
+      return new FlowFile(this, of, path, m, group, t, created);
     } catch (RuntimeException e) {
       client.release(of);
       throw e;

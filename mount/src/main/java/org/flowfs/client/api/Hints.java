@@ -25,6 +25,12 @@ import java.util.Optional;
  *       server count, at most the group size</td></tr>
  *   <tr><td>{@value #DATAREP_BUFFER_SIZE}</td><td>bytes converted per chunk by a converting
  *       datarep</td><td>8 MiB</td></tr>
+ *   <tr><td>{@value #DS_READ}</td><td>{@code enable}: independent reads of a noncontiguous view
+ *       read the file range its pieces span in contiguous windows and pick the pieces out
+ *       (data sieving: more bytes, far fewer pieces for the servers); {@code disable}: the flows
+ *       carry exactly the view's bytes</td><td>{@code disable}</td></tr>
+ *   <tr><td>{@value #IND_RD_BUFFER_SIZE}</td><td>bytes per data-sieving window</td>
+ *       <td>4 MiB</td></tr>
  * </table>
  *
  * Striping hints act only when the open creates the file. Immutable and thread safe.
@@ -35,6 +41,8 @@ public final class Hints {
   public static final String CB_BUFFER_SIZE = "cb_buffer_size";
   public static final String CB_NODES = "cb_nodes";
   public static final String DATAREP_BUFFER_SIZE = "flowfs_datarep_buffer_size";
+  public static final String DS_READ = "romio_ds_read";
+  public static final String IND_RD_BUFFER_SIZE = "ind_rd_buffer_size";
 
   /** No hints. */
   public static final Hints NONE = new Hints(Map.of());

@@ -12,6 +12,7 @@ import org.flowfs.common.dist.SimpleStripe;
 final class Tuning {
   static final long DEFAULT_CB_BUFFER = 16L << 20;
   static final long DEFAULT_DATAREP_BUFFER = 8L << 20;
+  static final long DEFAULT_IND_RD_BUFFER = 4L << 20;
   static final long MAX_BUFFER = 1L << 30;
 
   /** 0: the file system's default. */
@@ -22,7 +23,20 @@ final class Tuning {
   /** 0: automatic. */
   int cbNodes;
   long datarepBuffer = DEFAULT_DATAREP_BUFFER;
+  boolean dsRead;
+  long indRdBuffer = DEFAULT_IND_RD_BUFFER;
   final Map<String, String> ignored = new LinkedHashMap<>();
+
+  /** A copy of the runtime values, without the ignored ones. */
+  Tuning runtimeCopy() {
+    Tuning t = new Tuning();
+    t.cbBuffer = cbBuffer;
+    t.cbNodes = cbNodes;
+    t.datarepBuffer = datarepBuffer;
+    t.dsRead = dsRead;
+    t.indRdBuffer = indRdBuffer;
+    return t;
+  }
 
   /** Parses {@code hints} over these values; striping hints only when {@code creating}. */
   Tuning apply(Hints hints, boolean creating, int ioServers) {
@@ -65,6 +79,19 @@ final class Tuning {
             datarepBuffer = n;
           }
         }
+        case Hints.DS_READ -> {
+          switch (v.trim()) {
+            case "enable" -> dsRead = true;
+            case "disable" -> dsRead = false;
+            default -> ignored.put(k, "'" + v + "' is not enable or disable");
+          }
+        }
+        case Hints.IND_RD_BUFFER_SIZE -> {
+          long n = positive(k, v, MAX_BUFFER);
+          if (n > 0) {
+            indRdBuffer = n;
+          }
+        }
         default -> ignored.put(k, "unknown hint");
       }
     });
@@ -96,6 +123,8 @@ final class Tuning {
     m.put(Hints.CB_BUFFER_SIZE, Long.toString(cbBuffer));
     m.put(Hints.CB_NODES, Integer.toString(aggregators));
     m.put(Hints.DATAREP_BUFFER_SIZE, Long.toString(datarepBuffer));
+    m.put(Hints.DS_READ, dsRead ? "enable" : "disable");
+    m.put(Hints.IND_RD_BUFFER_SIZE, Long.toString(indRdBuffer));
     return m;
   }
 }

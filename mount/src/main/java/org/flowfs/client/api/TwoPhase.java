@@ -8,8 +8,6 @@ import org.flowfs.client.FileSystemClient;
 import org.flowfs.client.OpenFile;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
-import org.flowfs.common.datarep.Datarep;
-import org.flowfs.common.datarep.Typemap;
 import org.flowfs.common.request.Request;
 import org.flowfs.common.request.RequestCursor;
 import org.flowfs.common.request.RequestProcessor;
@@ -97,7 +95,7 @@ final class TwoPhase {
           stream = c.alloc().directBuffer(Math.toIntExact(total));
           ownStream = true;
           if (write) {
-            pack(c, stream, total);
+            Streams.pack(v, c.mem(), stream, total);
           } else {
             stream.setZero(0, (int) total);
           }
@@ -204,7 +202,7 @@ final class TwoPhase {
       if (write) {
         return c.mem().dataBytes();
       }
-      return total == 0 ? 0 : unpack(c, stream, validEnd);
+      return total == 0 ? 0 : Streams.unpack(v, c.mem(), stream, validEnd);
     } finally {
       if (ownStream) {
         stream.release();
@@ -451,69 +449,5 @@ final class TwoPhase {
       }
     }
     return missing;
-  }
-
-  /** Write: the member's memory in file form, in stream order. */
-  private static void pack(Call c, ByteBuf stream, long total) {
-    Memory m = c.mem();
-    Datarep rep = c.view().datarep;
-    if (c.view().converts(true)) {
-      long items = Math.multiplyExact(m.count(), Typemap.items(m.type()));
-      long pos = 0;
-      while (pos < items) {
-        Conversions.Chunk ch = Conversions.chunk(rep, m.type(), pos, items - pos, Integer.MAX_VALUE, true);
-        rep.writeConversion(m.region(), m.type(), ch.items(), stream, pos);
-        pos += ch.items();
-      }
-      if (stream.writerIndex() != total) {
-        throw new IllegalStateException("datarep " + rep.name() + " wrote " + stream.writerIndex() + " of " + total + " bytes");
-      }
-      return;
-    }
-    RequestCursor cur = RequestCursor.of(m.type(), 0, total);
-    Segments segs = new Segments(SEGMAX);
-    long pos = 0;
-    while (pos < total) {
-      RequestProcessor.processMemory(cur, SEGMAX, segs, pos, total - pos);
-      for (int i = 0; i < segs.count(); i++) {
-        stream.writeBytes(m.region(), (int) segs.offset(i), (int) segs.size(i));
-      }
-      pos += segs.bytes();
-    }
-  }
-
-  /** Read: the first {@code valid} stream bytes into the member's memory; returns memory bytes filled. */
-  private static long unpack(Call c, ByteBuf stream, long valid) {
-    Memory m = c.mem();
-    Datarep rep = c.view().datarep;
-    if (c.view().converts(false)) {
-      long items = Math.multiplyExact(m.count(), Typemap.items(m.type()));
-      long pos = 0;
-      long filled = 0;
-      long left = valid;
-      stream.readerIndex(0).writerIndex((int) valid);
-      while (pos < items) {
-        Conversions.Chunk ch = Conversions.chunk(rep, m.type(), pos, items - pos, left, false);
-        if (ch.items() == 0) {
-          break;
-        }
-        rep.readConversion(m.region(), m.type(), ch.items(), stream, pos);
-        pos += ch.items();
-        filled += ch.memBytes();
-        left -= ch.fileBytes();
-      }
-      return filled;
-    }
-    RequestCursor cur = RequestCursor.of(m.type(), 0, m.dataBytes());
-    Segments segs = new Segments(SEGMAX);
-    long pos = 0;
-    while (pos < valid) {
-      RequestProcessor.processMemory(cur, SEGMAX, segs, pos, valid - pos);
-      for (int i = 0; i < segs.count(); i++) {
-        m.region().setBytes((int) segs.offset(i), stream, (int) pos, (int) segs.size(i));
-        pos += segs.size(i);
-      }
-    }
-    return valid;
   }
 }

@@ -219,6 +219,23 @@ class CollectiveTest {
   }
 
   @Test
+  void groupOpen_createsOnce_failsTogether_andDeletesOnCloseOnce() throws Exception {
+    String path = "/coll-" + files.incrementAndGet();
+    List<String> seen = ranks(3, path, EnumSet.of(AccessMode.CREATE, AccessMode.EXCLUSIVE, AccessMode.READ_WRITE,
+        AccessMode.DELETE_ON_CLOSE), Hints.of(Hints.STRIPING_FACTOR, "2", "unknown_key", "x"),
+        (f, rank) -> f.hints().get(Hints.STRIPING_FACTOR).orElseThrow() + " " + f.ignoredHints().keySet(), null);
+    assertEquals(List.of("2 [unknown_key]", "2 [unknown_key]", "2 [unknown_key]"), seen);
+    org.flowfs.common.FsException gone = org.junit.jupiter.api.Assertions.assertThrows(
+        org.flowfs.common.FsException.class, () -> checker.getattr(path));
+    assertEquals(org.flowfs.common.Errno.ENOENT, gone.errno());
+
+    java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+        java.util.concurrent.ExecutionException.class,
+        () -> ranks(3, path + "-missing", EnumSet.of(AccessMode.READ_ONLY), Hints.NONE, (f, rank) -> null, null));
+    assertEquals(org.flowfs.common.Errno.ENOENT, ((org.flowfs.common.FsException) e.getCause()).errno());
+  }
+
+  @Test
   void processRanks_writeAndReadCollectively() throws Exception {
     int size = 3;
     String path = "/coll-proc-" + files.incrementAndGet();

@@ -137,6 +137,18 @@ class ViewRoundTripTest {
       for (int k = 0; k < n; k++) {
         assertEquals(mem[(int) memOff[k]], back.getByte((int) memOff[k]), "memory byte " + memOff[k]);
       }
+
+      // and by data sieving, in windows smaller than the access, past the end of the file too
+      try (FlowFile s = c.io.open(path, EnumSet.of(AccessMode.READ_ONLY),
+          Hints.of(Hints.DS_READ, "enable", Hints.IND_RD_BUFFER_SIZE, "100"))) {
+        s.setView(view);
+        ByteBuf sieved = Unpooled.buffer(memSize, memSize).writeZero(memSize);
+        assertEquals(n, s.readAt(offset, Memory.of(sieved, count, memType)));
+        assertEquals(back, sieved);
+        sieved.writeZero(0).setZero(0, memSize);
+        long tail = count - 1; // the last etype written, and one past the end of the file
+        assertEquals(e.size(), s.readAtAsync(offset + tail, Memory.of(sieved, 2, memType)).join());
+      }
     }
   }
 }

@@ -1,0 +1,139 @@
+package org.flowfs.fuse;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import jnr.ffi.LibraryLoader;
+import jnr.ffi.Memory;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import jnr.ffi.annotations.Out;
+import jnr.ffi.byref.IntByReference;
+import jnr.ffi.byref.PointerByReference;
+import jnr.ffi.types.size_t;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import ru.serce.jnrfuse.struct.FuseOperations;
+
+/**
+ * libfuse 2's request loop, run on Java threads. libfuse's own multithreaded loop calls back into
+ * Java from its own native threads, and jffi attaches each such thread to the JVM before every
+ * callback and detaches it after: every FUSE request then runs on a brand-new Java thread, with
+ * cold thread-local caches (Netty's buffer pools among them). Here a fixed set of long-lived
+ * Java threads ({@code fuse-N}) each read requests from the kernel ({@code
+ * fuse_session_receive_buf}) and process them ({@code fuse_session_process_buf}), exactly as
+ * libfuse's worker threads do; callbacks run on these threads, attached once.
+ *
+ * <p>The loop ends when the file system is unmounted (the kernel's read fails with ENODEV);
+ * then {@code fuse_teardown} releases libfuse's state.
+ */
+final class FuseLoop {
+  private static final Logger LOG = LoggerFactory.getLogger(FuseLoop.class);
+  private static final int EINTR = 4;
+  /** struct fuse_buf (fuse_common.h): size_t size; int flags; void *mem; int fd; off_t pos. */
+  private static final int FUSE_BUF_SIZE = 40;
+
+  /** The libfuse 2.9 calls the loop needs (the high-level setup and the session loop body). */
+  public interface LibFuseLoop {
+    Pointer fuse_setup(int argc, String[] argv, FuseOperations op, @size_t long opSize, @Out PointerByReference mountpoint,
+        @Out IntByReference multithreaded, Pointer userData);
+
+    void fuse_teardown(Pointer fuse, Pointer mountpoint);
+
+    Pointer fuse_get_session(Pointer fuse);
+
+    Pointer fuse_session_next_chan(Pointer se, Pointer ch);
+
+    @size_t long fuse_chan_bufsize(Pointer ch);
+
+    int fuse_session_receive_buf(Pointer se, Pointer buf, Pointer chp);
+
+    void fuse_session_process_buf(Pointer se, Pointer buf, Pointer ch);
+
+    int fuse_session_exited(Pointer se);
+
+    void fuse_session_exit(Pointer se);
+  }
+
+  private static LibFuseLoop load() {
+    try {
+      return LibraryLoader.create(LibFuseLoop.class).failImmediately().load("fuse");
+    } catch (Throwable t) {
+      return LibraryLoader.create(LibFuseLoop.class).failImmediately().load("libfuse.so.2");
+    }
+  }
+
+  private FuseLoop() {}
+
+  /**
+   * Mounts with {@code args} (libfuse's command line: name, options, mount point; "-f" is added)
+   * and starts {@code threads} workers; the future completes when the loop has ended and libfuse
+   * is torn down (after an unmount), exceptionally if mounting failed.
+   */
+  static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads) {
+    CompletableFuture<Integer> done = new CompletableFuture<>();
+    LibFuseLoop lib = load();
+    List<String> argv = new ArrayList<>(args);
+    argv.add(1, "-f");
+    PointerByReference mountpoint = new PointerByReference();
+    IntByReference multithreaded = new IntByReference();
+    Pointer fuse = lib.fuse_setup(argv.size(), argv.toArray(String[]::new), ops, jnr.ffi.Struct.size(ops), mountpoint,
+        multithreaded, null);
+    if (fuse == null) {
+      done.completeExceptionally(new IllegalStateException("fuse_setup failed (see libfuse's message above)"));
+      return done;
+    }
+    Pointer se = lib.fuse_get_session(fuse);
+    Pointer ch = lib.fuse_session_next_chan(se, null);
+    long bufsize = lib.fuse_chan_bufsize(ch);
+    Runtime rt = Runtime.getRuntime(lib);
+    List<Thread> workers = new ArrayList<>();
+    for (int i = 0; i < threads; i++) {
+      Thread t = new Thread(() -> work(lib, rt, se, ch, bufsize), "fuse-" + i);
+      t.setDaemon(true);
+      workers.add(t);
+    }
+    workers.forEach(Thread::start);
+    Thread reaper = new Thread(() -> {
+      for (Thread t : workers) {
+        try {
+          t.join();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      lib.fuse_teardown(fuse, mountpoint.getValue());
+      done.complete(0);
+    }, "fuse-teardown");
+    reaper.setDaemon(true);
+    reaper.start();
+    return done;
+  }
+
+  /** One worker: libfuse's fuse_do_work, on a Java thread. */
+  private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, long bufsize) {
+    Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
+    Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
+    Pointer chp = Memory.allocateDirect(rt, 8); // struct fuse_chan **: where libfuse may put another channel
+    while (lib.fuse_session_exited(se) == 0) {
+      buf.putLong(0, bufsize);
+      buf.putInt(8, 0);
+      buf.putAddress(16, mem.address());
+      buf.putInt(24, -1);
+      buf.putLong(32, 0);
+      chp.putPointer(0, ch);
+      int res = lib.fuse_session_receive_buf(se, buf, chp);
+      if (res == -EINTR) {
+        continue;
+      }
+      if (res <= 0) {
+        if (res < 0) {
+          LOG.debug("FUSE session ended ({})", -res);
+          lib.fuse_session_exit(se);
+        }
+        break;
+      }
+      lib.fuse_session_process_buf(se, buf, chp.getPointer(0));
+    }
+  }
+}

@@ -1,0 +1,165 @@
+package org.flowfs.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Counters;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.rpc.Access;
+import org.flowfs.common.rpc.NetRuntime;
+import org.flowfs.common.rpc.OpTable;
+import org.flowfs.common.rpc.RpcServer;
+import org.flowfs.common.wire.MessageRegistry;
+import org.flowfs.common.wire.MetaOp.CreateReq;
+import org.flowfs.common.wire.MetaOp.EntryResp;
+import org.flowfs.common.wire.MetaOp.GetattrReq;
+import org.flowfs.common.wire.MetaOp.LookupReq;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How {@link FileSystemClient} rides out a metadata server that goes away: against a stand-in
+ * server whose handlers drop the connection instead of answering, it re-sends idempotent requests
+ * and any request that never left, within {@code rpc.timeout}, and never re-sends a create whose
+ * connection dropped after it was sent.
+ */
+class MetaRetryTest {
+  private static final String SECRET = "fs.secret = retry-test-secret-0123456789abcdef\n";
+  private static final Attr DIR = new Attr(Handle.of(0, 7), FileType.DIRECTORY, 0755, 0, 0, 2, 4096, 0, 0, 0, 0, null);
+
+  private final NetRuntime net = NetRuntime.create("retry-test", 1);
+  private RpcServer server;
+  private FileSystemClient client;
+  private final AtomicInteger getattrs = new AtomicInteger();
+  private final AtomicInteger creates = new AtomicInteger();
+
+  @AfterEach
+  void close() {
+    if (client != null) {
+      client.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+    net.close();
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  private static FlowFsConfig config(int metaPort, String timeout) {
+    return FlowFsConfig.parse("test", SECRET + "meta.address = 127.0.0.1:" + metaPort + "\n"
+        + "io.0.address = 127.0.0.1:1\nrpc.timeout = " + timeout + "\nrpc.connect-timeout = 1s\n");
+  }
+
+  /**
+   * A metadata server on {@code port} whose getattr drops the connection the first {@code dropGetattr}
+   * times, and whose create always drops it (after counting); lookups answer ENOENT.
+   */
+  private void serve(int port, int dropGetattr) throws IOException {
+    OpTable ops = new OpTable();
+    ops.async(GetattrReq.class, Access.READ_ONLY, (q, ctx) -> {
+      if (getattrs.incrementAndGet() <= dropGetattr) {
+        ctx.channel().close();
+        return new CompletableFuture<>();
+      }
+      return CompletableFuture.completedFuture(new EntryResp(DIR));
+    });
+    ops.async(CreateReq.class, Access.MODIFY, (q, ctx) -> {
+      creates.incrementAndGet();
+      ctx.channel().close();
+      return new CompletableFuture<>();
+    });
+    ops.async(LookupReq.class, Access.READ_ONLY, (q, ctx) -> CompletableFuture.failedFuture(new FsException(Errno.ENOENT, q.name())));
+    server = new RpcServer("stand-in metaserver", net, new InetSocketAddress("127.0.0.1", port), ops,
+        config(port, "5s").rpc(), MessageRegistry.DEFAULT, new Counters());
+    server.start();
+  }
+
+  @Test
+  void getattr_connectionDropsBeforeAnswer_isSentAgain() throws Exception {
+    int port = freePort();
+    serve(port, 2);
+    client = new FileSystemClient(config(port, "5s"), net);
+    assertEquals(DIR, client.getattr(DIR.handle()));
+    assertEquals(3, getattrs.get());
+    assertEquals(2L, client.counters().snapshot().get("meta.retries"));
+  }
+
+  @Test
+  void create_connectionDropsAfterSend_failsWithEioAndIsNotSentAgain() throws Exception {
+    int port = freePort();
+    serve(port, 0);
+    client = new FileSystemClient(config(port, "5s"), net);
+    FsException e = assertThrows(FsException.class, () -> client.mkdir("/d", 0755, Caller.ROOT));
+    assertEquals(Errno.EIO, e.errno());
+    assertEquals(1, creates.get(), "a create the server may have run is never re-sent");
+  }
+
+  @Test
+  void getattr_serverDown_failsWithEioWithinTheTimeout() throws Exception {
+    client = new FileSystemClient(config(freePort(), "1500ms"), net);
+    long t0 = System.nanoTime();
+    FsException e = assertThrows(FsException.class, () -> client.getattr(DIR.handle()));
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertEquals(Errno.EIO, e.errno());
+    assertTrue(ms >= 1000 && ms < 3000, "failed after " + ms + " ms; rpc.timeout is 1500 ms");
+    assertTrue(client.counters().snapshot().getOrDefault("meta.retries", 0L) >= 3);
+  }
+
+  @Test
+  void getattr_afterGivingUpOnDownServer_failsFastUntilItIsBack() throws Exception {
+    int port = freePort();
+    client = new FileSystemClient(config(port, "1s"), net);
+    assertThrows(FsException.class, () -> client.getattr(DIR.handle()));
+    long t0 = System.nanoTime();
+    FsException e = assertThrows(FsException.class, () -> client.getattr(DIR.handle()));
+    assertEquals(Errno.EIO, e.errno());
+    assertTrue(System.nanoTime() - t0 < 500_000_000L, "a server known to be down is tried once");
+    serve(port, 0);
+    assertEquals(DIR, client.getattr(DIR.handle()));
+  }
+
+  @Test
+  void lookup_serverStartsDuringRetries_answers() throws Exception {
+    int port = freePort();
+    client = new FileSystemClient(config(port, "10s"), net);
+    CompletableFuture<Void> later = CompletableFuture.runAsync(() -> {
+      try {
+        Thread.sleep(700);
+        serve(port, 0);
+      } catch (Exception e) {
+        throw new RuntimeException(e);
+      }
+    });
+    // the lookup is refused until the server is up, then it gets its (ENOENT) answer
+    FsException e = assertThrows(FsException.class, () -> client.getattr("/missing"));
+    assertEquals(Errno.ENOENT, e.errno());
+    later.join();
+    assertTrue(client.counters().snapshot().get("meta.retries") >= 1);
+  }
+
+  @Test
+  void lookup_serverAnswersAnErrno_isNotSentAgain() throws Exception {
+    int port = freePort();
+    serve(port, 0);
+    client = new FileSystemClient(config(port, "5s"), net);
+    FsException e = assertThrows(FsException.class, () -> client.getattr("/missing"));
+    assertEquals(Errno.ENOENT, e.errno());
+    assertEquals(null, client.counters().snapshot().get("meta.retries"));
+  }
+}

@@ -1,0 +1,81 @@
+package org.flowfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The mount survives a metadata server restart without a remount: operations issued while the
+ * server is down wait for it (the client retries idempotent requests, and any request that never
+ * left, within {@code rpc.timeout}) and succeed once it is back; while it stays down longer, they
+ * fail with EIO within the timeout; afterwards the same mount carries on.
+ */
+class MetaRestartTest {
+  private static final int TIMEOUT_S = 8;
+
+  /** A shell command started now, in the background. */
+  private record Background(Process p, long startNanos) {
+    /** Runs {@code script} in {@code dir}; the cd is part of it, so starting never waits on the mount. */
+    static Background start(Path dir, String script) throws Exception {
+      long t0 = System.nanoTime();
+      return new Background(new ProcessBuilder("bash", "-c", "cd '" + dir + "' && " + script).start(), t0);
+    }
+
+    /** Waits for it: exit code, stdout + stderr, seconds it took. */
+    Object[] finish() throws Exception {
+      assertTrue(p.waitFor(TIMEOUT_S + 30, TimeUnit.SECONDS), "still running");
+      double secs = (System.nanoTime() - startNanos) / 1e9;
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
+          + new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+      return new Object[] {p.exitValue(), out, secs};
+    }
+  }
+
+  @Test
+  void mount_metaserverRestarts_carriesOnWithoutRemount(@TempDir Path tmp) throws Exception {
+    try (ProcessDeployment fs = new ProcessDeployment(tmp, 2, "rpc.timeout = " + TIMEOUT_S + "s\n")) {
+      Path m = fs.mountPoint();
+      Sh.ok(m, "mkdir a && echo hello > a/f && ls a");
+
+      // down for less than the timeout: what runs meanwhile waits and then succeeds
+      fs.meta().kill();
+      Sh.ok(m, "sleep 1.2"); // the kernel's and the client's caches (1 s) let go of a/ and a/f
+      List<Background> during = List.of(
+          Background.start(m, "ls a"),
+          Background.start(m, "cat a/f"),
+          Background.start(m, "stat -c %s a/f"),
+          Background.start(m, "mkdir b")); // refused connections: the request never left, so it is sent again
+      Thread.sleep(500);
+      fs.startMeta();
+      String[] expect = {"f\n", "hello\n", "6\n", ""};
+      for (int i = 0; i < during.size(); i++) {
+        Object[] r = during.get(i).finish();
+        assertEquals(0, r[0], "command " + i + " failed: " + r[1]);
+        assertEquals(expect[i], r[1]);
+      }
+
+      // down for longer than the timeout: EIO within it, not a hang
+      fs.meta().kill();
+      Sh.ok(m, "sleep 1.2");
+      Object[] r = Background.start(m, "ls a").finish();
+      assertNotEquals(0, r[0]);
+      assertTrue(((String) r[1]).contains("Input/output error"), (String) r[1]);
+      double secs = (Double) r[2];
+      assertTrue(secs >= TIMEOUT_S - 1 && secs <= TIMEOUT_S + 5, "ls failed after " + secs + " s; rpc.timeout is " + TIMEOUT_S);
+
+      // back: the same mount carries on, for reading and for changing
+      fs.startMeta();
+      assertEquals("a\nb\n", Sh.ok(m, "ls"));
+      Sh.ok(m, "cat a/f | grep -q hello && echo more >> a/f && mkdir c && mv c d && rmdir d && ln -s a/f s"
+          + " && test \"$(cat s)\" = \"$(printf 'hello\\nmore')\"");
+      assertEquals("a\nb\ns\n", Sh.ok(m, "ls"));
+    }
+  }
+}

@@ -1,0 +1,379 @@
+package org.flowfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Random;
+import org.flowfs.client.FileSystemClient;
+import org.flowfs.client.OpenFile;
+import org.flowfs.common.rpc.NetRuntime;
+import org.junit.jupiter.api.Test;
+
+/**
+ * File data through the mount: O_APPEND from several processes, O_EXCL, O_TRUNC, sparse files,
+ * ftruncate, fsync and fdatasync, statfs, fcntl locks and flock between processes, and mmap.
+ *
+ * <p>Where the kernel's page cache could hide what FlowFS stored (mmap, fsync), a second client of
+ * the same servers reads the file past the mount: that is what another machine would see.
+ */
+class PosixFileIoTest extends PosixSuite {
+  @Test
+  void oAppend_severalProcessesAtOnce_loseNoRecord() throws Exception {
+    posix("append", """
+        probe append log A 3000 >/dev/null & probe append log B 3000 >/dev/null & probe append log C 3000 >/dev/null &
+        wait
+        wc -l < log; sort -u log | wc -l; stat -c %s log
+        grep -cvE '^[ABC] [0-9]{7}$' log || true
+        for x in A B C; do grep "^$x " log | sort -c && echo "$x in order"; done
+        """, """
+        9000
+        9000
+        108000
+        0
+        A in order
+        B in order
+        C in order
+        """);
+  }
+
+  /** Every name has its own kernel inode and size in libfuse 2's high-level API: the client appends. */
+  @Test
+  void oAppend_throughTwoHardLinks_losesNoRecord() throws Exception {
+    posix("appendlinks", """
+        touch one; ln one two
+        probe append one A 2000 >/dev/null & probe append two B 2000 >/dev/null &
+        wait
+        wc -l < one; sort -u two | wc -l; grep -c '^A' one; grep -c '^B' two
+        """, """
+        4000
+        4000
+        2000
+        2000
+        """);
+  }
+
+  @Test
+  void oAppend_afterAnotherProcessesBufferedWrites_landsAtTheEnd() throws Exception {
+    posix("appendbuffered", """
+        exec 3> f
+        head -c 1000000 /dev/zero | tr '\\0' x >&3
+        probe append f Z 1 >/dev/null
+        exec 3>&-
+        stat -c %s f; tail -c 11 f
+        """, """
+        1000010
+        xZ 0000000
+        """);
+  }
+
+  @Test
+  void oExcl_failsOnEveryExistingName_andOneOfTwoRacersWins() throws Exception {
+    posix("excl", """
+        t probe open f wronly,creat,excl
+        t probe open f wronly,creat,excl
+        t probe open f wronly,excl
+        ln -s f link; ln -s nowhere dangling; mkdir d
+        t probe open link wronly,creat,excl
+        t probe open dangling wronly,creat,excl
+        t probe open d rdonly,creat,excl
+        ls
+        for i in $(seq 1 20); do
+          probe open race$i wronly,creat,excl > a & probe open race$i wronly,creat,excl > b & wait
+          cat a b | sort | tr '\\n' ' '; echo
+        done | sort | uniq -c | sed 's/^ *//'
+        """, """
+        probe open f wronly,creat,excl: OK
+        probe open f wronly,creat,excl: EEXIST
+        probe open f wronly,excl: OK
+        probe open link wronly,creat,excl: EEXIST
+        probe open dangling wronly,creat,excl: EEXIST
+        probe open d rdonly,creat,excl: EEXIST
+        d
+        dangling
+        f
+        link
+        20 EEXIST OK\s
+        """);
+  }
+
+  @Test
+  void oTrunc_emptiesTheFile_evenUnderAnotherProcessesBufferedWrites() throws Exception {
+    assumeRoot();
+    posix("trunc", """
+        echo hello world > f
+        t probe open f wronly,trunc
+        stat -c %s f
+        echo hello > g; chmod 644 g
+        t bob probe open g wronly,trunc
+        stat -c %s g
+        exec 3> h
+        head -c 300000 /dev/zero | tr '\\0' a >&3
+        t probe open h rdwr,trunc
+        stat -c %s h
+        printf end >&3
+        exec 3>&-
+        stat -c %s h; head -c 300000 h | tr -d '\\0' | wc -c; tail -c 3 h; echo
+        """, """
+        probe open f wronly,trunc: OK
+        0
+        bob probe open g wronly,trunc: EACCES
+        6
+        probe open h rdwr,trunc: OK
+        0
+        300003
+        0
+        end
+        """);
+  }
+
+  @Test
+  void sparseFile_holesReadAsZeros() throws Exception {
+    posix("sparse", """
+        probe write f wronly,creat head >/dev/null
+        probe pwrite f 200000 mid >/dev/null
+        probe pwrite f 20000000 tail >/dev/null
+        stat -c %s f
+        head -c 200003 f | tail -c 199999 | tr -d '\\0' | wc -c
+        dd if=f bs=65536 skip=10 count=290 status=none | tr -d '\\0' | wc -c
+        tr -d '\\0' < f; echo
+        truncate -s 30000000 f; tail -c 9999996 f | tr -d '\\0' | wc -c
+        dd if=f bs=1 skip=30000000 count=10 status=none | wc -c
+        """, """
+        20000004
+        3
+        0
+        headmidtail
+        0
+        0
+        """);
+  }
+
+  @Test
+  void ftruncate_shrinksAndGrows_andNeverShowsOldBytesAgain() throws Exception {
+    posix("ftrunc", """
+        head -c 500000 /dev/zero | tr '\\0' q > f
+        probe ftruncate f 10
+        probe ftruncate f 400000
+        head -c 10 f; echo; tail -c +11 f | tr -d '\\0' | wc -c
+        exec 3>> f
+        printf more >&3
+        probe ftruncate f 5
+        printf last >&3
+        exec 3>&-
+        stat -c %s f; tr -d '\\0' < f; echo
+        """, """
+        10
+        400000
+        qqqqqqqqqq
+        0
+        5
+        9
+        qqqqqlast
+        """);
+  }
+
+  @Test
+  void fsyncAndFdatasync_makeTheDataVisibleToAnotherClient() throws Exception {
+    Path f = onMount("fsync").resolve("f");
+    byte[] first = "durable bytes ".getBytes(StandardCharsets.US_ASCII);
+    byte[] second = "and more".getBytes(StandardCharsets.US_ASCII);
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        Client other = new Client()) {
+      ch.write(ByteBuffer.wrap(first));
+      ch.force(true); // fsync
+      assertEquals(first.length, other.size("/fsync/f"), "size after fsync, file still open");
+      ch.write(ByteBuffer.wrap(second));
+      ch.force(false); // fdatasync
+      assertEquals(first.length + second.length, other.size("/fsync/f"), "size after fdatasync");
+      assertEquals("durable bytes and more", new String(other.read("/fsync/f"), StandardCharsets.US_ASCII));
+    }
+    // and through the shell: the calls succeed on files and directories
+    assertEquals("OK\nOK\n", sh(f.getParent(), "probe fsync g abc; probe fdatasync g def"));
+    sh(f.getParent(), "sync g; sync -d g; sync -f g; sync .; test \"$(cat g)\" = abcdef");
+  }
+
+  @Test
+  void statfs_reportsCapacityAndCountsObjects() throws Exception {
+    Path d = onMount("statfs");
+    String[] s = sh(d, "probe statfs .").strip().split(" ");
+    long bsize = Long.parseLong(s[0]);
+    long blocks = Long.parseLong(s[1]);
+    long free = Long.parseLong(s[2]);
+    long avail = Long.parseLong(s[3]);
+    long files = Long.parseLong(s[4]);
+    long ffree = Long.parseLong(s[5]);
+    assertTrue(bsize > 0 && blocks > 0 && free <= blocks && avail <= free, String.join(" ", s));
+    assertEquals("255", s[6], "name length");
+    long used = files - ffree;
+    assertEquals(used + 6, used(sh(d, "for i in 1 2 3 4 5; do touch f$i; done; mkdir sub; probe statfs .")),
+        "objects in use after creating six");
+    assertEquals(used + 3, used(sh(d, "rm f1 f2; rmdir sub; probe statfs .")), "after removing three");
+    // df agrees with statfs
+    assertEquals(String.valueOf(blocks * bsize), sh(d, "df -B1 --output=size . | tail -1").strip());
+  }
+
+  /** Files less free files, from probe statfs's output. */
+  private static long used(String statfs) {
+    String[] s = statfs.strip().split(" ");
+    return Long.parseLong(s[4]) - Long.parseLong(s[5]);
+  }
+
+  @Test
+  void fcntlLocks_betweenProcesses() throws Exception {
+    posix("fcntl", """
+        echo lockme > L
+        c=$(mktemp -d); mkfifo $c/go
+        probe lock L w 0 10 < $c/go > $c/out &
+        holder=$!
+        exec 3> $c/go
+        until grep -q LOCKED $c/out; do sleep 0.01; done
+        t probe trylock L w 0 10
+        t probe trylock L r 9 1
+        t probe trylock L w 10 5
+        test "$(probe getlk L r 0 1)" = "WRLCK $holder" && echo "getlk names the holder"
+        probe lockw L r 0 1 > $c/waiter &
+        sleep 0.2; cat $c/waiter; echo "waiting"
+        exec 3>&-
+        wait
+        cat $c/waiter
+        t probe trylock L w 0 10
+        probe lock L r 0 100 < $c/go > $c/out &
+        exec 3> $c/go
+        until grep -q LOCKED $c/out; do sleep 0.01; done
+        t probe trylock L r 50 10
+        t probe trylock L w 50 10
+        echo "getlk: $(probe getlk L w 99 1 | cut -d' ' -f1)"
+        exec 3>&-
+        wait; rm -r $c
+        """, """
+        probe trylock L w 0 10: EAGAIN
+        probe trylock L r 9 1: EAGAIN
+        probe trylock L w 10 5: OK
+        getlk names the holder
+        waiting
+        LOCKED
+        probe trylock L w 0 10: OK
+        probe trylock L r 50 10: OK
+        probe trylock L w 50 10: EAGAIN
+        getlk: RDLCK
+        """);
+  }
+
+  @Test
+  void flock_betweenProcesses_andIndependentOfFcntlLocks() throws Exception {
+    posix("flock", """
+        echo lockme > L
+        c=$(mktemp -d); mkfifo $c/go
+        flock -x L sh -c 'echo LOCKED; cat >/dev/null' < $c/go > $c/out &
+        exec 3> $c/go
+        until grep -q LOCKED $c/out; do sleep 0.01; done
+        flock -n -x L true || echo "exclusive: busy"
+        flock -n -s L true || echo "shared: busy"
+        t probe trylock L w 0 0
+        exec 3>&-
+        wait
+        flock -n -x L true && echo "exclusive: free"
+        flock -s L sh -c 'flock -n -s L true && echo "two shared"; flock -n -x L true || echo "exclusive: busy"'
+        rm -r $c
+        """, """
+        exclusive: busy
+        shared: busy
+        probe trylock L w 0 0: OK
+        exclusive: free
+        two shared
+        exclusive: busy
+        """);
+  }
+
+  @Test
+  void mmap_readsTheFile_andSharedWritesReachTheServers() throws Exception {
+    Path d = onMount("mmap");
+    byte[] data = new byte[300_000]; // spans several 64 KiB strips on both I/O servers
+    new Random(7).nextBytes(data);
+    Files.write(d.resolve("f"), data);
+    assertEquals("same\n", sh(d, "probe mmap-read f | cmp - f && echo same"));
+    assertEquals("OK\nOK\nOK\n", sh(d, "probe mmap-write f 70000 SHARED; probe mmap-write f 299990 END-OF-FILE;"
+        + "probe mmap-write f 131072 NOSYNC nosync"));
+    // through an O_APPEND descriptor, pages still go where they are mapped
+    assertEquals("OK\n", sh(d, "probe mmap-write f 5 APPEND-FD append"));
+    put(data, 70000, "SHARED");
+    put(data, 299990, "END-OF-FILE"); // the file ends after "END-OF-FIL": the rest is not written
+    put(data, 131072, "NOSYNC");
+    put(data, 5, "APPEND-FD");
+    assertEquals(data.length, Files.size(d.resolve("f")));
+    assertArrayEquals(data, Files.readAllBytes(d.resolve("f")), "through the mount");
+    try (Client other = new Client()) {
+      assertArrayEquals(data, other.read("/mmap/f"), "on the servers");
+    }
+    // and Java's mapping of the same file
+    try (FileChannel ch = FileChannel.open(d.resolve("f"), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+      assertEquals(data[123_456], m.get(123_456));
+      m.put(200_000, (byte) '!');
+      m.force();
+    }
+    data[200_000] = '!';
+    try (Client other = new Client()) {
+      assertArrayEquals(data, other.read("/mmap/f"), "a Java MappedByteBuffer's write on the servers");
+    }
+  }
+
+  private static void put(byte[] data, int at, String s) {
+    byte[] b = s.getBytes(StandardCharsets.US_ASCII);
+    System.arraycopy(b, 0, data, at, Math.min(b.length, data.length - at));
+  }
+
+  /** A second client of the same servers, without a mount: what another machine sees. */
+  private final class Client implements AutoCloseable {
+    private final NetRuntime net = NetRuntime.create("posix-other", 1);
+    private final FileSystemClient client = new FileSystemClient(fs.client().config(), net);
+
+    /** The size as a new open finds it (close-to-open: not from the attribute cache). */
+    long size(String path) {
+      OpenFile f = client.open(path, 0);
+      try {
+        return client.getattr(f).size();
+      } finally {
+        client.release(f);
+      }
+    }
+
+    byte[] read(String path) {
+      OpenFile f = client.open(path, 0);
+      try {
+        long size = client.getattr(f).size();
+        ByteBuf buf = Unpooled.buffer((int) size);
+        try {
+          while (buf.writerIndex() < size) {
+            int n = client.read(f, buf.writerIndex(), (int) size - buf.writerIndex(), buf);
+            if (n == 0) {
+              break;
+            }
+          }
+          return ByteBufUtil.getBytes(buf);
+        } finally {
+          buf.release();
+        }
+      } finally {
+        client.release(f);
+      }
+    }
+
+    @Override
+    public void close() {
+      client.close();
+      net.close();
+    }
+  }
+}

@@ -1,0 +1,113 @@
+package org.flowfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hard links through the mount: link counts, the data kept until the last name goes, and the
+ * ctime that link, unlink and rename move.
+ *
+ * <p>This suite mounts with {@code client.attr-timeout = 0s}, the strict setting. With the default
+ * (1 s), libfuse 2's high-level API gives every name of a file its own kernel inode, so after
+ * {@code ln a b} the link count and ctime that {@code stat a} shows can be stale for up to that
+ * long (README, "Mount options"). The other suites run with the defaults.
+ */
+class PosixLinksTest extends PosixSuite {
+  @Override
+  String extraConfig() {
+    return "client.attr-timeout = 0s\n";
+  }
+
+  @Test
+  void link_countsEveryName_andTheDataOutlivesAllButTheLast() throws Exception {
+    posix("links", """
+        echo one > a
+        probe link a b >/dev/null; probe link a c >/dev/null
+        stat -c '%n %h' a b c
+        probe unlink a >/dev/null
+        stat -c '%n %h' b c
+        mkdir sub; probe link c sub/d >/dev/null
+        probe unlink b >/dev/null
+        stat -c '%n %h' c sub/d
+        echo two >> sub/d
+        cat c
+        probe unlink c >/dev/null
+        stat -c '%n %h' sub/d
+        cat sub/d
+        t probe link sub nodir
+        t probe link missing x
+        t probe link sub/d sub/d
+        t probe link sub/d nowhere/d
+        """, """
+        a 3
+        b 3
+        c 3
+        b 2
+        c 2
+        c 2
+        sub/d 2
+        one
+        two
+        sub/d 1
+        one
+        two
+        probe link sub nodir: EPERM
+        probe link missing x: ENOENT
+        probe link sub/d sub/d: EEXIST
+        probe link sub/d nowhere/d: ENOENT
+        """);
+  }
+
+  @Test
+  void unlink_ofTheLastName_freesTheData() throws Exception {
+    Path d = onMount("free");
+    long before = storedBytes();
+    sh(d, "head -c 3000000 /dev/urandom > f; ln f g; rm f");
+    assertTrue(storedBytes() >= before + 3_000_000, "the data is stored while a name is left");
+    assertEquals(3000000, Files.size(d.resolve("g")));
+    sh(d, "rm g");
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (storedBytes() > before && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertTrue(storedBytes() <= before, "the I/O servers still hold the data of a file with no name");
+  }
+
+  /** Bytes in every I/O server's storage directory. */
+  private long storedBytes() throws Exception {
+    long sum = 0;
+    for (int i = 0; i < fs.ioServers(); i++) {
+      try (Stream<Path> s = Files.walk(fs.ioDir(i).resolve("data"))) {
+        sum += s.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+      }
+    }
+    return sum;
+  }
+
+  @Test
+  void times_linkUnlinkAndRenameMoveTheCtime() throws Exception {
+    posix("ctime", """
+        echo x > f; mkdir d
+        moved f f probe link f g
+        moved g g probe unlink f
+        moved g h probe rename g h
+        moved d d probe link h d/h
+        moved d d probe rename d/h d/h2
+        moved d d probe unlink d/h2
+        moved h h cat h
+        """, """
+        probe link f g: mtime kept ctime moved
+        probe unlink f: mtime kept ctime moved
+        probe rename g h: mtime kept ctime moved
+        probe link h d/h: mtime moved ctime moved
+        probe rename d/h d/h2: mtime moved ctime moved
+        probe unlink d/h2: mtime moved ctime moved
+        cat h: mtime kept ctime kept
+        """);
+  }
+}
