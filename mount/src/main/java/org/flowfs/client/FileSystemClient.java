@@ -91,6 +91,14 @@ public final class FileSystemClient implements AutoCloseable {
   private final AttrCache attrs;
   /** Objects this client created within the attribute timeout: no extended attributes yet. */
   private final com.github.benmanes.caffeine.cache.Cache<Handle, Boolean> noXattrs;
+  /**
+   * Extended attributes the metadata server said an object lacks, within the attribute timeout:
+   * the kernel asks for security.capability before every write, and must not cost a round trip
+   * each time.
+   */
+  private final com.github.benmanes.caffeine.cache.Cache<XattrKey, Boolean> absentXattrs;
+
+  private record XattrKey(Handle handle, String name) {}
   private final NameCache names;
   private final DataPath data;
   private final FlowInterface flows;
@@ -110,6 +118,8 @@ public final class FileSystemClient implements AutoCloseable {
     this.attrs = new AttrCache(config.client().attrTimeout(), entries);
     this.names = new NameCache(config.client().entryTimeout(), entries);
     this.noXattrs = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
+        .expireAfterWrite(config.client().attrTimeout()).maximumSize(entries).build();
+    this.absentXattrs = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
         .expireAfterWrite(config.client().attrTimeout()).maximumSize(entries).build();
     FlowConfig fc = config.flow();
     this.flows = FlowInterface.initialize("client", config.rpc().timeout(), counters, List.of(
@@ -817,7 +827,7 @@ public final class FileSystemClient implements AutoCloseable {
       throw new FsException(Errno.EPERM, name + " is computed, not stored");
     }
     Handle h = resolve(path);
-    noXattrs.invalidate(h);
+    xattrsChanging(h);
     meta(new SetxattrReq(h, name, value, flags));
     attrs.invalidate(h); // its ctime moved
   }
@@ -846,10 +856,24 @@ public final class FileSystemClient implements AutoCloseable {
       return virtualXattr(path, name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
     Handle h = resolve(path);
-    if (noXattrs.getIfPresent(h) != null) {
+    XattrKey key = new XattrKey(h, name);
+    if (noXattrs.getIfPresent(h) != null || absentXattrs.getIfPresent(key) != null) {
       throw new FsException(Errno.ENODATA, name);
     }
-    return meta(new GetxattrReq(h, name)).value();
+    try {
+      return meta(new GetxattrReq(h, name)).value();
+    } catch (FsException e) {
+      if (e.errno() == Errno.ENODATA) {
+        absentXattrs.put(key, Boolean.TRUE);
+      }
+      throw e;
+    }
+  }
+
+  /** Forgets what this client knows of an object's extended attributes: it is changing them. */
+  private void xattrsChanging(Handle h) {
+    noXattrs.invalidate(h);
+    absentXattrs.asMap().keySet().removeIf(k -> k.handle().equals(h));
   }
 
   public static final String VIRTUAL_XATTR_PREFIX = "flowfs.";
@@ -880,6 +904,7 @@ public final class FileSystemClient implements AutoCloseable {
 
   public void removexattr(String path, String name) {
     Handle h = resolve(path);
+    xattrsChanging(h);
     meta(new RemovexattrReq(h, name));
     attrs.invalidate(h); // its ctime moved
   }

@@ -108,6 +108,24 @@ class FileStateTest {
   }
 
   @Test
+  void append_writesAtTheEndThisClientKnows_orAtAnOffsetBeyondIt() {
+    FileState f = open(0);
+    path.store(LAYOUT, 0, WriteBehindTest.fill('x', 100));
+    f.opened(attr(100, 1000));
+    assertEquals(100, append(f, 40, WriteBehindTest.fill('a', 10)), "a stale offset: at the end");
+    assertEquals(110, append(f, 0, WriteBehindTest.fill('b', 10)));
+    assertEquals(200, append(f, 200, WriteBehindTest.fill('c', 10)), "an offset past the end stays");
+    assertEquals(210, f.size());
+    byte[] expect = new byte[210];
+    Arrays.fill(expect, 0, 100, (byte) 'x');
+    Arrays.fill(expect, 100, 110, (byte) 'a');
+    Arrays.fill(expect, 110, 120, (byte) 'b');
+    Arrays.fill(expect, 200, 210, (byte) 'c');
+    assertArrayEquals(expect, read(f, 0, 1000));
+    assertFalse(f.closed(), "one open is left");
+  }
+
+  @Test
   void truncated_shrinksWhatReadsSee() {
     FileState f = open(0);
     write(f, 0, WriteBehindTest.fill('a', 5000), 2000);
@@ -135,6 +153,15 @@ class FileStateTest {
     ByteBuf src = ByteBufAllocator.DEFAULT.heapBuffer(b.length).writeBytes(b);
     try {
       f.write(offset, src, now);
+    } finally {
+      src.release();
+    }
+  }
+
+  private static long append(FileState f, long offset, byte[] b) {
+    ByteBuf src = ByteBufAllocator.DEFAULT.heapBuffer(b.length).writeBytes(b);
+    try {
+      return f.append(offset, src, 2000);
     } finally {
       src.release();
     }

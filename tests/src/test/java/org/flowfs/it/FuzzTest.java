@@ -171,6 +171,8 @@ class FuzzTest {
   }
 
   private final Map<String, LongAdder> busy = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> latency = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> calls = new ConcurrentHashMap<>();
 
   private Runnable timed(Target t, String what, Runnable r) {
     return () -> {
@@ -267,6 +269,9 @@ class FuzzTest {
     Map<String, Long> busyMs = new TreeMap<>();
     busy.forEach((k, v) -> busyMs.put(k, TimeUnit.NANOSECONDS.toMillis(v.sum())));
     System.out.printf("fuzz: thread-milliseconds by campaign %s%n", busyMs);
+    Map<String, String> lat = new TreeMap<>();
+    latency.forEach((k, v) -> lat.put(k, calls.get(k).sum() + " x " + TimeUnit.NANOSECONDS.toMillis(v.sum() / calls.get(k).sum()) + " ms"));
+    System.out.printf("fuzz: answered requests, mean time since their batch was sent %s%n", lat);
     System.out.printf("fuzz: bystander %d cycles, %d failures%n", bystander.cycles.get(), bystander.errors.size());
     System.out.printf("fuzz: pings %d, slowest %d ms, failed %s%n", pinger.pings.get(), pinger.slowestMs.get(), pinger.errors);
     System.out.printf("fuzz: memory before %s%nfuzz: memory peak   %s%nfuzz: memory after  %s%n", before, sampler.peak(), after);
@@ -409,6 +414,7 @@ class FuzzTest {
     String lastKind = null;
     List<byte[]> frames = new ArrayList<>();
     Map<Long, Integer> answers = new TreeMap<>();
+    Map<Long, String> types = new java.util.HashMap<>();
     int attempts = 0;
     while (frames.size() < n && attempts++ < n * 20) {
       long id = 1 + r.nextInt(1 << 30);
@@ -437,6 +443,7 @@ class FuzzTest {
       count(t, kind, 1);
       if (e == Expect.ANSWER) {
         answers.merge(idOf(f), 1, Integer::sum);
+        types.put(idOf(f), typeOf(f));
       }
     }
     if (closeWithHostile && last == null) {
@@ -451,10 +458,18 @@ class FuzzTest {
     try (RawPeer p = RawPeer.member(t.address, secret, 30_000)) {
       Reader rd = new Reader(p);
       OutputStream out = p.socket().getOutputStream();
+      long sentAt = System.nanoTime();
       for (byte[] f : frames) {
         out.write(f);
       }
       out.flush();
+      rd.latency = (id, at) -> {
+        String type = types.get(id);
+        if (type != null) {
+          latency.computeIfAbsent(t.role + " " + type, k -> new LongAdder()).add(at - sentAt);
+          calls.computeIfAbsent(t.role + " " + type, k -> new LongAdder()).increment();
+        }
+      };
       long expected = answers.values().stream().mapToLong(Integer::intValue).sum();
       if (!rd.await(answers, 60_000)) {
         StringBuilder missing = new StringBuilder();
@@ -515,6 +530,7 @@ class FuzzTest {
     final AtomicBoolean closed = new AtomicBoolean();
     final CountDownLatch eof = new CountDownLatch(1);
     volatile String problem;
+    volatile java.util.function.BiConsumer<Long, Long> latency = (id, at) -> { };
 
     Reader(RawPeer p) throws IOException {
       DataInputStream in = new DataInputStream(p.socket().getInputStream());
@@ -530,6 +546,7 @@ class FuzzTest {
               Envelope e = dec.decodeFrame(b);
               e.release();
               if (e.kind() == Envelope.Kind.RESPONSE) {
+                latency.accept(e.id(), System.nanoTime());
                 got.merge(e.id(), 1, Integer::sum);
                 answered.add(e.id());
                 if (e.message() instanceof org.flowfs.common.wire.CommonOp.ErrorResp) {
@@ -802,6 +819,16 @@ class FuzzTest {
   /** Whether the input holds at least one whole frame. */
   private static boolean complete(byte[] f) {
     return f.length >= Frames.LENGTH_FIELD && frameLength(f) + Frames.LENGTH_FIELD <= f.length;
+  }
+
+  private static String typeOf(byte[] f) {
+    int id = ((f[6] & 0xFF) << 8) | (f[7] & 0xFF);
+    for (Class<?> c : MessageRegistry.DEFAULT.types()) {
+      if (MessageRegistry.DEFAULT.idOf(c) == id) {
+        return c.getSimpleName();
+      }
+    }
+    return "?";
   }
 
   private static long idOf(byte[] f) {

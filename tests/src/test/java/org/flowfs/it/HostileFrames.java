@@ -73,6 +73,7 @@ final class HostileFrames {
   private final int ioServers;
   private final List<Class<?>> requestTypes;
   private final List<Class<?>> allTypes;
+  private final List<Class<?>> readOnly;
 
   /**
    * @param handles handles of objects the fuzzer may damage (its own files, or their datafiles)
@@ -90,14 +91,26 @@ final class HostileFrames {
     for (Class<?> t : allTypes) {
       // fsck walks the whole namespace: an operator's request, too slow to send thousands of
       if (role.serves(t) && !t.getSimpleName().startsWith("Fsck") && t != IoOp.EagerWriteReq.class) {
-        req.add(t);
-        if (t != IoOp.SyncReq.class && t != IoOp.PrecreateReq.class && t != MetaOp.MetaSyncReq.class) {
-          req.add(t); // requests that sync a disk come half as often: they are slow, not interesting
+        // requests that sync a disk or list every datafile come a tenth as often as the others:
+        // slow, and no more interesting
+        boolean syncs = t == IoOp.SyncReq.class || t == IoOp.PrecreateReq.class || t == MetaOp.MetaSyncReq.class
+            || t == IoOp.ListReq.class;
+        for (int i = syncs ? 9 : 0; i < 10; i++) {
           req.add(t);
         }
       }
     }
     this.requestTypes = req;
+    List<Class<?>> ro = new ArrayList<>();
+    for (Class<?> t : req) {
+      String n = t.getSimpleName();
+      if (n.startsWith("Lookup") || n.startsWith("Getattr") || n.startsWith("Readlink") || n.startsWith("Readdir")
+          || n.startsWith("Getxattr") || n.startsWith("Listxattr") || n.endsWith("StatfsReq") || n.startsWith("Ping")
+          || n.startsWith("Stats") || n.equals("ReadReq") || n.equals("SizesReq") || n.equals("ListReq")) {
+        ro.add(t);
+      }
+    }
+    this.readOnly = ro;
   }
 
   // ---- whole inputs -------------------------------------------------------------------------
@@ -163,9 +176,13 @@ final class HostileFrames {
     return cut;
   }
 
-  /** A valid frame of a read-only type with a few bytes changed after the length field. */
+  /**
+   * A valid frame of a read-only type with a few bytes changed after the length field. (Read-only:
+   * a flipped bit in a handle of a modifying request could hit another member's file, which a
+   * member may do, but which would spoil the test's own check on its bystander.)
+   */
   byte[] mutated(long id) {
-    byte[] b = request(0, id);
+    byte[] b = frame(readOnly.get(r.nextInt(readOnly.size())), 0, id, 0);
     int flips = 1 + r.nextInt(4);
     for (int i = 0; i < flips && b.length > Frames.LENGTH_FIELD; i++) {
       int at = Frames.LENGTH_FIELD + r.nextInt(b.length - Frames.LENGTH_FIELD);

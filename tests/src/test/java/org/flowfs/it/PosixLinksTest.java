@@ -3,6 +3,7 @@ package org.flowfs.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
@@ -87,6 +88,21 @@ class PosixLinksTest extends PosixSuite {
       }
     }
     return sum;
+  }
+
+  /**
+   * Another client renames a new file over one this mount has looked up: the mount's name cache
+   * still leads to the replaced file, which is gone, and the client looks the name up again.
+   */
+  @Test
+  void rename_byAnotherClient_theNewFileIsFoundAtOnce() throws Exception {
+    Path d = onMount("otherclient");
+    assertEquals("4\nold\n", sh(d, "echo old > target; stat -c %s target; cat target"));
+    try (OtherClient other = new OtherClient(fs)) {
+      other.create("/otherclient/new", "replacement\n".getBytes(StandardCharsets.US_ASCII));
+      other.rename("/otherclient/new", "/otherclient/target");
+    }
+    assertEquals("12\nreplacement\n", sh(d, "stat -c %s target; cat target"));
   }
 
   @Test

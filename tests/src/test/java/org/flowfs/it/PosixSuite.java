@@ -121,9 +121,15 @@ abstract class PosixSuite {
     return d;
   }
 
-  /** Runs a script (with the prelude) in {@code dir}; it must succeed; returns its output. */
+  /**
+   * Runs a script (with the prelude) in {@code dir}; it must succeed within two minutes (then it
+   * and its children are killed); returns its output.
+   */
   String sh(Path dir, String script) {
-    return Sh.ok(dir, prelude + script);
+    Sh.Result r = Sh.run(dir, prelude + script, 120);
+    assertEquals(0, r.exit(), () -> "the script failed with " + r.exit() + " in " + dir + ":\n" + script
+        + "\n--- its output:\n" + r.out() + r.err());
+    return r.out();
   }
 
   /**

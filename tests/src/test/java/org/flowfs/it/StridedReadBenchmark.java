@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.util.ResourceLeakDetector;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -23,7 +24,6 @@ import org.flowfs.client.api.View;
 import org.flowfs.common.datarep.NativeOrder;
 import org.flowfs.common.request.Request;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Seed 004's strided case, "a node reading every k-th value of N vectors", over the same embedded
@@ -37,15 +37,30 @@ import org.junit.jupiter.api.io.TempDir;
  * <pre>mvn -q -pl tests test -Dtest=StridedReadBenchmark</pre>
  *
  * Sizes: {@code -Dbench.vectors} (N, 64), {@code -Dbench.length} (doubles per vector, 32768),
- * {@code -Dbench.stride} (k, 16), {@code -Dbench.runs} (rounds, 9).
+ * {@code -Dbench.stride} (k, 16), {@code -Dbench.runs} (rounds, 9); {@code -Dbench.cold=true} (as
+ * root) drops the page cache before every read, so no variant reads from memory.
  */
 class StridedReadBenchmark {
   @Test
-  void everyKthValueOfNVectors_viewVersusPreadPerValue(@TempDir Path dir) throws Exception {
+  void everyKthValueOfNVectors_viewVersusPreadPerValue() throws Exception {
+    // the test JVMs run Netty's leak detector in paranoid mode, which records a stack trace at
+    // every buffer access: right for tests, ruinous for timings
+    ResourceLeakDetector.Level leaks = ResourceLeakDetector.getLevel();
+    ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
+    try {
+      run();
+    } finally {
+      ResourceLeakDetector.setLevel(leaks);
+    }
+  }
+
+  private void run() throws Exception {
+    Path dir = Files.createTempDirectory("strided-bench");
     int n = Integer.getInteger("bench.vectors", 64);
     int m = Integer.getInteger("bench.length", 32768);
     int k = Integer.getInteger("bench.stride", 16);
     int runs = Integer.getInteger("bench.runs", 9);
+    boolean cold = Boolean.getBoolean("bench.cold");
     int perVector = (m + k - 1) / k;
     long values = (long) n * perVector;
     long fileBytes = 8L * n * m;
@@ -78,6 +93,9 @@ class StridedReadBenchmark {
             for (int turn = 0; turn < 4; turn++) {
               int variant = (turn + r) % 4;
               dst.setZero(0, dst.capacity());
+              if (cold) {
+                dropCaches();
+              }
               long t0 = System.nanoTime();
               switch (variant) {
                 case 0 -> {
@@ -112,14 +130,15 @@ class StridedReadBenchmark {
 
         String report = String.format(Locale.ROOT,
             "strided read (seed 004): every %d-th double of %d vectors of %d doubles (%d values of a %.1f MiB file), "
-                + "4 I/O servers, %d rounds (median / best)%n"
+                + "4 I/O servers, %d rounds (median / best), %s%n"
                 + "  view, one read         : %8.1f / %8.1f ms  (%d flows per read: one per server)%n"
                 + "  view, data sieving     : %8.1f / %8.1f ms  (romio_ds_read=enable, 4 MiB windows)%n"
-                + "  FUSE, pread per value  : %8.1f / %8.1f ms  (%d preads; the page cache holds the file after round 1)%n"
+                + "  FUSE, pread per value  : %8.1f / %8.1f ms  (%d preads)%n"
                 + "  whole file, contiguous : %8.1f / %8.1f ms  (for scale: all %.1f MiB in one read)%n"
                 + "  ratio pread/view       : %.1fx median, %.1fx best%n"
                 + "  ratio pread/view+sieve : %.1fx median, %.1fx best%n",
             k, n, m, values, fileBytes / 1048576.0, runs,
+            cold ? "page cache dropped before every read (cold)" : "page cache kept (warm after round 1)",
             median(ns[0]) / 1e6, min(ns[0]) / 1e6, flowOps,
             median(ns[1]) / 1e6, min(ns[1]) / 1e6,
             median(ns[3]) / 1e6, min(ns[3]) / 1e6, values,
@@ -135,7 +154,17 @@ class StridedReadBenchmark {
         whole.release();
         io.close();
       }
+    } finally {
+      try (var files = Files.walk(dir)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
     }
+  }
+
+  /** Empties the kernel's page cache (the servers' datafiles and the mount's pages); needs root. */
+  private static void dropCaches() throws IOException, InterruptedException {
+    new ProcessBuilder("sync").inheritIO().start().waitFor();
+    Files.writeString(Path.of("/proc/sys/vm/drop_caches"), "3");
   }
 
   private static void check(ByteBuf b, int n, int m, int k, int perVector) {

@@ -249,9 +249,14 @@ public final class RpcServer implements AutoCloseable {
     /** Requests read and not yet answered, and the payload bytes they hold. */
     private int inFlight;
     private long inFlightBytes;
-    /** Requests read while the connection's answers could not be written: they run once they can. */
+    /**
+     * Frames read while the connection's answers could not be written: they are handled, in the
+     * order they came, once they can. (One-way frames wait behind requests too: a flow's data must
+     * not overtake the request that announces the flow.)
+     */
     private final ArrayDeque<Held> held = new ArrayDeque<>();
 
+    /** A frame waiting; {@code spec} null for a one-way frame. */
     private record Held(OpSpec<?, ?> spec, Envelope env, long bytes) {}
 
     Dispatcher() {
@@ -261,7 +266,11 @@ public final class RpcServer implements AutoCloseable {
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, Envelope env) throws Exception {
       if (env.kind() != Envelope.Kind.REQUEST) {
-        oneway.onMessage(env, ctx.channel());
+        if (held.isEmpty()) {
+          oneway.onMessage(env, ctx.channel());
+        } else {
+          held.add(new Held(null, env, 0));
+        }
         return;
       }
       OpSpec<?, ?> spec = ops.get(env.message().getClass());
@@ -355,9 +364,18 @@ public final class RpcServer implements AutoCloseable {
       if (!ch.isWritable()) {
         ch.config().setAutoRead(false);
       } else {
-        while (!held.isEmpty() && ch.isWritable()) {
-          Held h = held.poll();
-          dispatch(ctx, h.spec(), h.env(), h.bytes());
+        try {
+          while (!held.isEmpty() && ch.isWritable()) {
+            Held h = held.poll();
+            if (h.spec() == null) {
+              oneway.onMessage(h.env(), ch);
+            } else {
+              dispatch(ctx, h.spec(), h.env(), h.bytes());
+            }
+          }
+        } catch (Exception e) {
+          exceptionCaught(ctx, e);
+          return;
         }
         resumeIfDrained(ctx);
       }

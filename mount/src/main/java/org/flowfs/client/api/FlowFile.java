@@ -381,9 +381,9 @@ public final class FlowFile implements AutoCloseable {
   }
 
   /**
-   * Starts one access: without conversion one typed transfer of the client, which the future
-   * tracks; with conversion the chunk loop, on the caller's thread or ({@code async}) on the API's
-   * executor.
+   * Starts one access: without conversion one typed transfer of the client; with conversion the
+   * chunk loop, and with data sieving the window loop (up to 1 GiB), each on the caller's thread
+   * or ({@code async}) on the API's executor. The pending set tracks it until it completes.
    */
   private CompletableFuture<Long> start(ViewState v, long offset, Memory mem, boolean write, boolean async) {
     checkAccess(write);
@@ -403,7 +403,7 @@ public final class FlowFile implements AutoCloseable {
       t = tuning;
     }
     CompletableFuture<Long> f;
-    if (!write && t.dsRead && !v.fileType.isContiguous()) {
+    if (!write && t.dsRead && !v.fileType.isContiguous() && bytes <= Tuning.MAX_BUFFER) {
       f = run(async, () -> sieved(v, at, bytes, mem, t.indRdBuffer));
     } else if (!v.converts(write)) {
       Slices.Placed p = v.slice(at, bytes);
@@ -430,12 +430,8 @@ public final class FlowFile implements AutoCloseable {
   private long sieved(ViewState v, long at, long bytes, Memory mem, long window) {
     ByteBuf stream = io.alloc().directBuffer(Math.toIntExact(bytes), Math.toIntExact(bytes));
     try {
-      long t0 = System.nanoTime();
       long got = Sieve.read(client, file, v, at, bytes, stream, window, io.alloc());
-      long t1 = System.nanoTime();
-      long r = Streams.unpack(v, mem, stream, got);
-      System.err.printf("UNPACK %.1f ms%n", (System.nanoTime() - t1) / 1e6);
-      return r;
+      return Streams.unpack(v, mem, stream, got);
     } finally {
       stream.release();
     }

@@ -36,7 +36,6 @@ final class Sieve {
    */
   static long read(FileSystemClient client, OpenFile file, ViewState v, long at, long bytes, ByteBuf stream,
       long window, ByteBufAllocator alloc) {
-    long T0 = System.nanoTime(); long tPlan = 0, tWait = 0, tCopy = 0;
     long end = at + bytes;
     long last = v.fileOffset(end - 1) + 1;
     Deque<Window> inflight = new ArrayDeque<>();
@@ -45,7 +44,6 @@ final class Sieve {
     try {
       while (next < end || !inflight.isEmpty()) {
         while (next < end && inflight.size() < DEPTH) {
-          long tp = System.nanoTime();
           long lo = v.fileOffset(next);
           long hi = Math.min(last, lo + window);
           long to = Math.min(end, v.streamBytesBefore(hi));
@@ -61,16 +59,11 @@ final class Sieve {
           }
           inflight.add(new Window(lo, hi, next, to, buf, got));
           next = to;
-          tPlan += System.nanoTime() - tp;
         }
         Window w = inflight.poll();
         try {
-          long tw = System.nanoTime();
           long got = Futures.join(w.got());
-          long tc = System.nanoTime();
-          tWait += tc - tw;
           copy(v, w, stream, at);
-          tCopy += System.nanoTime() - tc;
           if (got < w.hi() - w.lo()) {
             long arrived = Math.max(w.from(), Math.min(w.to(), v.streamBytesBefore(w.lo() + got)));
             valid = Math.min(valid, arrived - at);
@@ -85,7 +78,6 @@ final class Sieve {
         w.buf().release();
       }
     }
-    System.err.printf("SIEVE total %.1f plan %.1f wait %.1f copy %.1f ms%n", (System.nanoTime()-T0)/1e6, tPlan/1e6, tWait/1e6, tCopy/1e6);
     return valid;
   }
 

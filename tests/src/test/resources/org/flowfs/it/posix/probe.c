@@ -166,14 +166,17 @@ int main(int argc, char **argv) {
     errno = e;
     return outcome(n);
   }
-  /* append PATH TAG COUNT: COUNT fixed-length records "TAG nnnnnnn\n", one write() each, O_APPEND */
-  if (!strcmp(verb, "append") && argc == 5) {
+  /* append PATH TAG COUNT [LEN]: COUNT records of LEN bytes (default 16, at least 12), one
+   * write() each through an O_APPEND descriptor: TAG, spaces, a 9-digit sequence number, newline */
+  if (!strcmp(verb, "append") && (argc == 5 || argc == 6)) {
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
     if (fd < 0) return outcome(fd);
     long count = atol(argv[4]);
+    int len = argc == 6 ? atoi(argv[5]) : 16;
+    if (len < 12 || len > 60 || (int) strlen(argv[3]) > len - 11) return usage();
     char rec[64];
     for (long i = 0; i < count; i++) {
-      int len = snprintf(rec, sizeof rec, "%s %07ld\n", argv[3], i);
+      snprintf(rec, sizeof rec, "%-*s%09ld\n", len - 10, argv[3], i);
       if (write(fd, rec, len) != len) return fail("write");
     }
     return outcome(close(fd));

@@ -1,0 +1,228 @@
+package org.flowfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Times and extended attributes through the mount: utimensat with nanoseconds, UTIME_NOW and
+ * UTIME_OMIT; the times each operation moves (mtime and ctime on write, ctime on chmod, chown,
+ * truncate, xattr changes; a directory's on changes of its entries); and user.* extended
+ * attributes (set, get, list, remove, their flags and errors).
+ *
+ * <p>Not covered: atime. FlowFS does not move it on reads (as {@code noatime}); Linux's default
+ * ({@code relatime}) does, sometimes.
+ */
+class PosixAttributesTest extends PosixSuite {
+  @Test
+  void utimensat_setsNanoseconds_nowAndOmit() throws Exception {
+    posix("utimens", """
+        echo x > f
+        probe utimens f 1000.123456789 2000.987654321 >/dev/null; stat -c '%.9X %.9Y' f
+        probe utimens f omit 3000.000000005 >/dev/null; stat -c '%.9X %.9Y' f
+        probe utimens f 4000.5 omit >/dev/null; stat -c '%.9X %.9Y' f
+        probe utimens f omit omit >/dev/null; stat -c '%.9X %.9Y' f
+        probe futimens f 5000.000000001 6000.999999999 >/dev/null; stat -c '%.9X %.9Y' f
+        before=$(date +%s); probe utimens f now omit >/dev/null; after=$(date +%s)
+        a=$(stat -c %X f); [ $a -ge $before ] && [ $a -le $after ] && echo "atime now, $(stat -c %.9Y f)"
+        probe utimens f omit now >/dev/null; after=$(date +%s)
+        m=$(stat -c %Y f); [ $m -ge $before ] && [ $m -le $after ] && echo "mtime now"
+        probe utimens f -86400.25 -1.75 >/dev/null; stat -c '%.9X %.9Y' f; stat -c '%x' f
+        ln -s f link
+        probe utimens link 7.0 8.0 nofollow >/dev/null; stat -c '%X %Y' link f
+        t probe utimens f 1.1000000000 omit
+        """, """
+        1000.123456789 2000.987654321
+        1000.123456789 3000.000000005
+        4000.000000005 3000.000000005
+        4000.000000005 3000.000000005
+        5000.000000001 6000.999999999
+        atime now, 6000.999999999
+        mtime now
+        -86399.999999975 -0.999999925
+        1969-12-31 00:00:00.000000025 +0000
+        7 8
+        -86400 -1
+        probe utimens f 1.1000000000 omit: EINVAL
+        """);
+  }
+
+  /** Times are nanoseconds in a signed 64-bit number: past 2262 they are clamped, not wrapped. */
+  @Test
+  void utimensat_beyondTheRange_isClamped() throws Exception {
+    Path d = onMount("far");
+    assertEquals("9223372036\n", sh(d, "touch f; touch -d '2300-01-01 UTC' f; stat -c %Y f"));
+  }
+
+  @Test
+  void write_movesMtimeAndCtime_readMovesNeither() throws Exception {
+    posix("write", """
+        echo x > f
+        moved f f probe write f wronly,append y
+        moved f f probe pwrite f 0 z
+        moved f f cat f
+        moved f f probe open f rdwr
+        exec 3>> f
+        echo more >&3
+        open=$(stat -c %.9Y f)
+        exec 3>&-
+        [ "$open" = "$(stat -c %.9Y f)" ] && echo "mtime while open = mtime after close"
+        sleep 0.02; b=$(stat -c %.9Y f); exec 3>> f; echo w >&3; sleep 0.02; exec 3>&-
+        [[ $(stat -c %.9Y f) > $b ]] && echo "mtime of the write, not of the close"
+        """, """
+        probe write f wronly,append y: mtime moved ctime moved
+        probe pwrite f 0 z: mtime moved ctime moved
+        cat f: mtime kept ctime kept
+        probe open f rdwr: mtime kept ctime kept
+        mtime while open = mtime after close
+        mtime of the write, not of the close
+        """);
+  }
+
+  /** A chown to -1 -1 changes nothing: Linux moves the ctime, FlowFS not (POSIX: "need not"). */
+  @Test
+  void attributeChanges_moveTheCtimeOnly() throws Exception {
+    posix("ctime", """
+        echo data > f
+        moved f f probe chmod f 600
+        moved f f probe chown f 12001 -1
+        moved f f probe setx f user.a 1
+        moved f f probe setx f user.a 2 replace
+        moved f f probe rmx f user.a
+        moved f f probe utimens f 5.0 omit
+        moved f f probe truncate f 2
+        moved f f probe truncate f 2
+        moved f f probe ftruncate f 1
+        moved f f probe open f wronly,trunc
+        moved f f probe getx f user.none
+        moved f f probe access f rw
+        """, """
+        probe chmod f 600: mtime kept ctime moved
+        probe chown f 12001 -1: mtime kept ctime moved
+        probe setx f user.a 1: mtime kept ctime moved
+        probe setx f user.a 2 replace: mtime kept ctime moved
+        probe rmx f user.a: mtime kept ctime moved
+        probe utimens f 5.0 omit: mtime kept ctime moved
+        probe truncate f 2: mtime moved ctime moved
+        probe truncate f 2: mtime moved ctime moved
+        probe ftruncate f 1: mtime moved ctime moved
+        probe open f wronly,trunc: mtime moved ctime moved
+        probe getx f user.none: mtime kept ctime kept
+        probe access f rw: mtime kept ctime kept
+        """);
+  }
+
+  @Test
+  void directoryTimes_moveWithItsEntries() throws Exception {
+    posix("dirtimes", """
+        mkdir d e
+        moved d d probe open d/f wronly,creat
+        moved d d probe mkdir d/sub 755
+        moved d d probe symlink f d/l
+        moved d d probe mknod d/p 644
+        moved d d probe link d/f d/g
+        moved d d probe rename d/g d/h
+        moved d d probe rename d/h e/h
+        moved e e probe rename e/h d/h
+        moved d d probe unlink d/h
+        moved d d probe rmdir d/sub
+        moved d d probe setx d user.x 1
+        moved d d probe chmod d 700
+        moved d d probe write d/f wronly data
+        moved d d ls d
+        """, """
+        probe open d/f wronly,creat: mtime moved ctime moved
+        probe mkdir d/sub 755: mtime moved ctime moved
+        probe symlink f d/l: mtime moved ctime moved
+        probe mknod d/p 644: mtime moved ctime moved
+        probe link d/f d/g: mtime moved ctime moved
+        probe rename d/g d/h: mtime moved ctime moved
+        probe rename d/h e/h: mtime moved ctime moved
+        probe rename e/h d/h: mtime moved ctime moved
+        probe unlink d/h: mtime moved ctime moved
+        probe rmdir d/sub: mtime moved ctime moved
+        probe setx d user.x 1: mtime kept ctime moved
+        probe chmod d 700: mtime kept ctime moved
+        probe write d/f wronly data: mtime kept ctime kept
+        ls d: mtime kept ctime kept
+        """);
+  }
+
+  @Test
+  void userXattrs_setGetListRemove() throws Exception {
+    posix("xattrs", """
+        echo x > f
+        t probe listx f
+        t probe setx f user.a hello
+        t probe setx f user.empty ''
+        t probe setx f user.a again create
+        t probe setx f user.b x replace
+        t probe setx f user.a world replace
+        t probe getx f user.a
+        t probe getx f user.empty
+        t probe sizex f user.a
+        t probe getx f user.a 2
+        t probe getx f user.missing
+        probe listx f | sort | tr '\\n' ' '; echo
+        t probe rmx f user.a
+        t probe rmx f user.a
+        t probe getx f user.a
+        t probe listx f
+        mkdir d; ln -s f link
+        t probe setx d user.dir value
+        t probe getx d user.dir
+        t probe setx link user.via-link 1
+        t probe getx f user.via-link
+        ln f hard; mv f moved
+        t probe getx hard user.via-link
+        t probe getx moved user.empty
+        rm moved hard; echo new > moved
+        t probe listx moved
+        """, """
+        probe listx f: END
+        probe setx f user.a hello: OK
+        probe setx f user.empty : OK
+        probe setx f user.a again create: EEXIST
+        probe setx f user.b x replace: ENODATA
+        probe setx f user.a world replace: OK
+        probe getx f user.a: world
+        probe getx f user.empty:\s
+        probe sizex f user.a: 5
+        probe getx f user.a 2: ERANGE
+        probe getx f user.missing: ENODATA
+        END user.a user.empty\s
+        probe rmx f user.a: OK
+        probe rmx f user.a: ENODATA
+        probe getx f user.a: ENODATA
+        probe listx f: user.empty END
+        probe setx d user.dir value: OK
+        probe getx d user.dir: value
+        probe setx link user.via-link 1: OK
+        probe getx f user.via-link: 1
+        probe getx hard user.via-link: 1
+        probe getx moved user.empty:\s
+        probe listx moved: END
+        """);
+  }
+
+  /** Linux's limits: 255-byte names, 64 KiB values (ext4 allows less, so this is FlowFS alone). */
+  @Test
+  void userXattrs_limits() throws Exception {
+    Path d = onMount("xattrlimits");
+    assertEquals("""
+        probe setx f user.big <65536 bytes>: OK
+        probe sizex f user.big: 65536
+        probe setx f user.bigger <65537 bytes>: E2BIG
+        probe setx f <256-byte name> x: ERANGE
+        """, sh(d, """
+        echo x > f
+        v=$(head -c 65536 /dev/zero | tr '\\0' v)
+        echo "probe setx f user.big <65536 bytes>: $(probe setx f user.big $v)"
+        t probe sizex f user.big
+        echo "probe setx f user.bigger <65537 bytes>: $(probe setx f user.bigger ${v}v)"
+        n=user.$(head -c 251 /dev/zero | tr '\\0' n)
+        echo "probe setx f <256-byte name> x: $(probe setx f $n x)"
+        """));
+  }
+}
