@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeSet;
@@ -155,6 +156,10 @@ final class NamespaceCheck {
     return ByteBuffer.wrap(key).getLong(0);
   }
 
+  private static String lower(FileType type) {
+    return type.name().toLowerCase(Locale.ROOT);
+  }
+
   private boolean isDir(int i) {
     return types[i] == FileType.DIRECTORY;
   }
@@ -166,15 +171,19 @@ final class NamespaceCheck {
       entriesChecked++;
       byte[] key = e.getKey();
       long parent = keyHandle(key);
-      long child = Keys.entryHandle(e.getValue());
       String name = Keys.name(key);
+      if (e.getValue().length != Keys.entry(1, FileType.REGULAR).length) {
+        removeEntries.add(key);
+        problem(Kind.DANGLING_ENTRY, 0, parent, name, "the entry cannot be read: remove it");
+        continue;
+      }
+      long child = Keys.entryHandle(e.getValue());
       int p = index(parent);
       int c = index(child);
       if (p == NONE || !isDir(p)) {
         removeEntries.add(key);
-        problem(Kind.DANGLING_ENTRY, child, parent, name,
-            (p == NONE ? "the directory holding it does not exist" : "it sits in a " + types[p].name().toLowerCase())
-                + ": remove the entry");
+        problem(Kind.DANGLING_ENTRY, child, parent, name, (p == NONE ? "the directory holding it does not exist"
+            : "it sits in a " + lower(types[p])) + ": remove the entry");
         continue;
       }
       if (c == NONE) {
@@ -191,8 +200,9 @@ final class NamespaceCheck {
       }
       if (recorded != types[c]) {
         rewriteEntries.add(new byte[][] {key, Keys.entry(child, types[c])});
-        problem(Kind.ENTRY_TYPE, child, parent, name, "records a " + (recorded == null ? "unknown type" : recorded.name().toLowerCase())
-            + ", the object is a " + types[c].name().toLowerCase() + ": rewrite the entry");
+        problem(Kind.ENTRY_TYPE, child, parent, name, "records a "
+            + (recorded == null ? "unknown type" : lower(recorded)) + ", the object is a " + lower(types[c])
+            + ": rewrite the entry");
       }
       if (c == p || child == Handle.ROOT.id()) {
         removeEntries.add(key);
@@ -349,7 +359,7 @@ final class NamespaceCheck {
     } else {
       names[i]++;
     }
-    problem(Kind.UNREACHABLE, handles[i], 0, null, "no path from the root reaches this " + types[i].name().toLowerCase()
+    problem(Kind.UNREACHABLE, handles[i], 0, null, "no path from the root reaches this " + lower(types[i])
         + " (" + why + "): name it /" + lostFoundName + "/" + name);
     walk(i);
   }
@@ -373,12 +383,13 @@ final class NamespaceCheck {
               + ", the directory holding it is " + new Handle(wantParent) + ": set \"..\"");
         }
       } else if (nlinks[i] != names[i]) {
-        problem(Kind.NLINK, handles[i], 0, null, types[i].name().toLowerCase() + " with " + names[i]
+        problem(Kind.NLINK, handles[i], 0, null, lower(types[i]) + " with " + names[i]
             + " names has link count " + nlinks[i] + ": set it to " + names[i]);
       }
     }
     if (t.get(Counter.OBJECTS) != n) {
-      problem(Kind.COUNTER, 0, 0, null, "object counter says " + t.get(Counter.OBJECTS) + ", there are " + n + ": set it");
+      problem(Kind.COUNTER, 0, 0, null, "object counter says " + t.get(Counter.OBJECTS) + ", there are " + n
+          + ": set it");
     }
     if (t.get(Counter.DIRECTORIES) != dirs) {
       problem(Kind.COUNTER, 0, 0, null, "directory counter says " + t.get(Counter.DIRECTORIES) + ", there are " + dirs
@@ -406,7 +417,8 @@ final class NamespaceCheck {
     long lf;
     if (lostFound == NEW_LOST_FOUND) {
       // first, while nothing has changed: it may fail (EMLINK) like any create
-      Attr a = ns.create(Handle.ROOT, lostFoundName, new NewObject(FileType.DIRECTORY, 0700, 0, 0, 0, null, null), nowNs);
+      NewObject dir = new NewObject(FileType.DIRECTORY, 0700, 0, 0, 0, null, null);
+      Attr a = ns.create(Handle.ROOT, lostFoundName, dir, nowNs);
       lf = a.handle().id();
     } else {
       lf = lostFound >= 0 ? handles[lostFound] : 0;
@@ -435,7 +447,10 @@ final class NamespaceCheck {
       boolean dir = isDir(i);
       dirs += dir ? 1 : 0;
       int want = dir ? 2 + subdirs[i] + (i == root && lostFound == NEW_LOST_FOUND ? 1 : 0) : names[i];
-      long wantParent = !dir ? parents[i] : holder[i] == NEW_LOST_FOUND ? lf : holder[i] >= 0 ? handles[holder[i]] : parents[i];
+      long wantParent = !dir ? parents[i]
+          : holder[i] == NEW_LOST_FOUND ? lf
+          : holder[i] >= 0 ? handles[holder[i]]
+          : parents[i];
       if (nlinks[i] != want || parents[i] != wantParent || i == root && lostFound == NEW_LOST_FOUND) {
         Inode in = InodeCodec.decode(handles[i], t.object(handles[i]));
         in.nlink = want;
@@ -450,14 +465,13 @@ final class NamespaceCheck {
       Inode in = InodeCodec.decode(lf, t.object(lf));
       in.nlink = 2 + newLostFoundSubdirs;
       t.putObject(lf, InodeCodec.encode(in));
-      n++;
       dirs++;
     } else if (!reconnect.isEmpty()) {
       Inode in = InodeCodec.decode(lf, t.object(lf));
       in.touchContents(nowNs);
       t.putObject(lf, InodeCodec.encode(in));
     }
-    t.set(Counter.OBJECTS, n);
+    t.set(Counter.OBJECTS, n + (lostFound == NEW_LOST_FOUND ? 1 : 0));
     t.set(Counter.DIRECTORIES, dirs);
   }
 }

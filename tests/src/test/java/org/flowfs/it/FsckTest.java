@@ -197,7 +197,7 @@ class FsckTest {
     assertEquals(0, again.found(), again.text());
 
     // and the file system shows it: nothing reachable lost
-    Sh.ok(m, "sleep 1.2"); // the kernel's and the client's caches (1 s) forget the old names
+    Thread.sleep(1200); // the kernel's and the client's caches (1 s) forget the old names
     assertFalse(Sh.ok(m, "ls d").contains("gone"));
     assertEquals("2 2\n", Sh.ok(m, "stat -c %h d/linked d/sub | tr '\\n' ' ' | sed 's/ $/\\n/'"));
     String lostName = "lost+found/#" + lost.substring(lost.indexOf(':') + 1);

@@ -46,7 +46,7 @@ class MetaRestartTest {
 
       // down for less than the timeout: what runs meanwhile waits and then succeeds
       fs.meta().kill();
-      Sh.ok(m, "sleep 1.2"); // the kernel's and the client's caches (1 s) let go of a/ and a/f
+      Thread.sleep(1200); // the kernel's and the client's caches (1 s) let go of a/ and a/f
       List<Background> during = List.of(
           Background.start(m, "ls a"),
           Background.start(m, "cat a/f"),
@@ -63,7 +63,7 @@ class MetaRestartTest {
 
       // down for longer than the timeout: EIO within it, not a hang
       fs.meta().kill();
-      Sh.ok(m, "sleep 1.2");
+      Thread.sleep(1200);
       Object[] r = Background.start(m, "ls a").finish();
       assertNotEquals(0, r[0]);
       assertTrue(((String) r[1]).contains("Input/output error"), (String) r[1]);

@@ -83,6 +83,7 @@ class PosixAttributesTest extends PosixSuite {
   /** A chown to -1 -1 changes nothing: Linux moves the ctime, FlowFS not (POSIX: "need not"). */
   @Test
   void attributeChanges_moveTheCtimeOnly() throws Exception {
+    assumeRoot(); // chown
     posix("ctime", """
         echo data > f
         moved f f probe chmod f 600

@@ -237,7 +237,7 @@ class PosixFileIoTest extends PosixSuite {
         probe lock L w 0 10 < $c/go > $c/out &
         holder=$!
         exec 3> $c/go
-        until grep -q LOCKED $c/out; do sleep 0.01; done
+        await $c/out LOCKED
         t probe trylock L w 0 10
         t probe trylock L r 9 1
         t probe trylock L w 10 5
@@ -250,7 +250,7 @@ class PosixFileIoTest extends PosixSuite {
         t probe trylock L w 0 10
         probe lock L r 0 100 < $c/go > $c/out &
         exec 3> $c/go
-        until grep -q LOCKED $c/out; do sleep 0.01; done
+        await $c/out LOCKED
         t probe trylock L r 50 10
         t probe trylock L w 50 10
         echo "getlk: $(probe getlk L w 99 1 | cut -d' ' -f1)"
@@ -277,7 +277,7 @@ class PosixFileIoTest extends PosixSuite {
         c=$(mktemp -d); mkfifo $c/go
         flock -x L sh -c 'echo LOCKED; cat >/dev/null' < $c/go > $c/out &
         exec 3> $c/go
-        until grep -q LOCKED $c/out; do sleep 0.01; done
+        await $c/out LOCKED
         flock -n -x L true || echo "exclusive: busy"
         flock -n -s L true || echo "shared: busy"
         t probe trylock L w 0 0

@@ -158,7 +158,7 @@ class PosixNamespaceTest extends PosixSuite {
         c=$(mktemp -d); mkfifo $c/go
         probe hold f < $c/go > $c/out &
         exec 3> $c/go
-        until grep -q OPEN $c/out; do sleep 0.01; done
+        await $c/out OPEN
         """ + steps + """
         exec 3>&-
         wait

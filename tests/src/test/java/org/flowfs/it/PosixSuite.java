@@ -31,7 +31,10 @@ import org.junit.jupiter.api.io.TempDir;
  *       script's output reads as a list of outcomes;
  *   <li>{@code moved F G CMD...}: runs a command and prints whether it moved the mtime and the
  *       ctime of F (read as G afterwards, for renames): {@code CMD...: mtime kept ctime moved};
- *   <li>{@code set -e} (a failing set-up command fails the test) and {@code umask 022}.
+ *   <li>{@code await FILE WORD}: waits (10 s at most) until a command in the background wrote
+ *       WORD to FILE;
+ *   <li>{@code set -e} (a failing set-up command fails the test), {@code umask 022} and the C
+ *       locale.
  * </ul>
  *
  * <p>Tests that run commands as other users need root (as mounting with {@code allow_other}
@@ -68,10 +71,14 @@ abstract class PosixSuite {
     prelude = String.join("\n",
         "set -e",
         "umask 022",
+        "export LC_ALL=C",
         "export PATH='" + bin + "':$PATH",
         "alice() { setpriv --reuid=" + ALICE + " --regid=" + ALICE + " --groups=" + STAFF + " \"$@\"; }",
         "bob() { setpriv --reuid=" + BOB + " --regid=" + BOB + " --clear-groups \"$@\"; }",
         "t() { local out; out=$(\"$@\" 2>&1 | tr '\\n' ' ') || true; echo \"$*: ${out% }\"; }",
+        // await FILE WORD: waits (10 s at most) until a background command wrote WORD to FILE
+        "await() { for i in $(seq 1000); do grep -q \"$2\" \"$1\" && return 0; sleep 0.01; done; "
+            + "echo \"no $2 in $1\" >&2; return 1; }",
         // moved F G CMD...: runs CMD; prints whether it moved F's mtime and ctime (read as G after)
         "when() { if [[ $2 > $1 ]]; then echo moved; elif [[ $2 == $1 ]]; then echo kept; else echo back; fi; }",
         "moved() { local f=$1 g=$2 b a; shift 2; b=($(probe times $f)); sleep 0.02; \"$@\" >/dev/null; "

@@ -43,7 +43,15 @@ public final class RawPeer implements AutoCloseable {
 
   /** Connects; reads time out after {@code soTimeoutMs}. */
   public static RawPeer connect(InetSocketAddress a, int soTimeoutMs) throws IOException {
+    return connect(a, soTimeoutMs, 0);
+  }
+
+  /** Connects with a receive buffer of {@code receiveBuffer} bytes (0: the system's default). */
+  public static RawPeer connect(InetSocketAddress a, int soTimeoutMs, int receiveBuffer) throws IOException {
     Socket s = new Socket();
+    if (receiveBuffer > 0) {
+      s.setReceiveBufferSize(receiveBuffer);
+    }
     try {
       s.connect(new InetSocketAddress(a.getHostString(), a.getPort()), 5000);
       s.setSoTimeout(soTimeoutMs);
