@@ -54,7 +54,7 @@ public final class FuseMount implements AutoCloseable {
     o.add("big_writes");
     o.add("max_write=131072");
     o.add("max_read=131072");
-    o.add("max_readahead=131072");
+    o.add("max_readahead=1048576"); // several 128 KiB reads in flight for a sequential reader
     o.add("use_ino");
     o.add("readdir_ino");
     o.add("auto_cache");

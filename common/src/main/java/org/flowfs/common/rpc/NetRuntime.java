@@ -18,6 +18,13 @@ import java.util.concurrent.TimeUnit;
  * available, NIO otherwise. Closing it stops every loop (bounded wait).
  */
 public final class NetRuntime implements AutoCloseable {
+  /**
+   * How much a socket read takes at once: adaptive, up to 1 MiB, so that a flow's 256 KiB data
+   * frame mostly arrives in one read and the frame decoder need not copy it together.
+   */
+  public static final io.netty.channel.RecvByteBufAllocator RECEIVE_BUFFERS =
+      new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 1024 * 1024);
+
   private final EventLoopGroup group;
   private final boolean epoll;
 

@@ -235,6 +235,7 @@ public final class RpcClient implements AutoCloseable {
           .group(net.group())
           .channel(net.channelType())
           .option(ChannelOption.TCP_NODELAY, true)
+          .option(ChannelOption.RCVBUF_ALLOCATOR, NetRuntime.RECEIVE_BUFFERS)
           .option(ChannelOption.SO_KEEPALIVE, true)
           .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) config.connectTimeout().toMillis())
           .handler(new ChannelInitializer<Channel>() {
