@@ -156,8 +156,13 @@ final class NamespaceCheck {
     return ByteBuffer.wrap(key).getLong(0);
   }
 
+  /** The type as a word in a sentence. */
   private static String lower(FileType type) {
-    return type.name().toLowerCase(Locale.ROOT);
+    return switch (type) {
+      case REGULAR -> "file";
+      case SYMLINK -> "symlink";
+      default -> type.name().toLowerCase(Locale.ROOT).replace('_', ' ');
+    };
   }
 
   private boolean isDir(int i) {
@@ -200,8 +205,8 @@ final class NamespaceCheck {
       }
       if (recorded != types[c]) {
         rewriteEntries.add(new byte[][] {key, Keys.entry(child, types[c])});
-        problem(Kind.ENTRY_TYPE, child, parent, name, "records a "
-            + (recorded == null ? "unknown type" : lower(recorded)) + ", the object is a " + lower(types[c])
+        problem(Kind.ENTRY_TYPE, child, parent, name, "records "
+            + (recorded == null ? "an unknown type" : "a " + lower(recorded)) + ", the object is a " + lower(types[c])
             + ": rewrite the entry");
       }
       if (c == p || child == Handle.ROOT.id()) {

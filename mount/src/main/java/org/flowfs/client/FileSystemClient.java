@@ -148,12 +148,13 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /**
-   * Metadata requests that give the same outcome when the server runs them twice (reads, and
-   * setattr, which sets values rather than changing them by an amount): re-sent when the
+   * Metadata requests that give the same outcome when the server runs them twice (reads, a sync,
+   * and setattr, which sets values rather than changing them by an amount): re-sent when the
    * connection dropped before their answer.
    */
   private static final Set<Class<?>> IDEMPOTENT = Set.of(LookupReq.class, GetattrReq.class, ReaddirReq.class,
-      ReadlinkReq.class, GetxattrReq.class, ListxattrReq.class, MetaStatfsReq.class, SetattrReq.class);
+      ReadlinkReq.class, GetxattrReq.class, ListxattrReq.class, MetaStatfsReq.class, SetattrReq.class,
+      MetaSyncReq.class);
   private static final long RETRY_PAUSE_MIN_MS = 50;
   private static final long RETRY_PAUSE_MAX_MS = 1000;
   /** A call gave up on the metadata server because it could not reach it; no call got through since. */
@@ -181,12 +182,9 @@ public final class FileSystemClient implements AutoCloseable {
         metaUnreachable = false;
         return r;
       } catch (FsException e) {
-        CallFailure.Stage stage = CallFailure.stageOf(e);
-        boolean again = stage == CallFailure.Stage.NOT_SENT
-            || stage == CallFailure.Stage.LOST && IDEMPOTENT.contains(req.getClass());
         long pause = Math.min(pauseMs, (deadline - System.nanoTime()) / 1_000_000);
-        if (!again || !retry || pause <= 0) {
-          metaUnreachable = stage == CallFailure.Stage.NOT_SENT;
+        if (!resendable(req, e) || !retry || pause <= 0) {
+          metaUnreachable = CallFailure.stageOf(e) == CallFailure.Stage.NOT_SENT;
           throw e;
         }
         counters.increment("meta.retries");
@@ -199,6 +197,28 @@ public final class FileSystemClient implements AutoCloseable {
         pauseMs = Math.min(pauseMs * 2, RETRY_PAUSE_MAX_MS);
       }
     }
+  }
+
+  /**
+   * Waits for a metadata call sent ahead (while other work went on), then treats its failure as
+   * {@link #meta} would: a request that never left or an idempotent one is sent again.
+   */
+  private <R extends Message> R awaitMeta(CompletableFuture<R> sent, Req<R> req) {
+    try {
+      return Await.get(sent, timeout);
+    } catch (FsException e) {
+      if (resendable(req, e)) {
+        counters.increment("meta.retries");
+        return meta(req);
+      }
+      throw e;
+    }
+  }
+
+  /** Whether {@code req}, which failed with {@code e}, may be sent again: it never left, or it is idempotent. */
+  private static boolean resendable(Req<?> req, FsException e) {
+    CallFailure.Stage stage = CallFailure.stageOf(e);
+    return stage == CallFailure.Stage.NOT_SENT || stage == CallFailure.Stage.LOST && IDEMPOTENT.contains(req.getClass());
   }
 
   /** One call to the metadata server, never re-sent. */
@@ -771,13 +791,14 @@ public final class FileSystemClient implements AutoCloseable {
     // the size and mtime are known before the data is out: record them while the data goes, in
     // parallel (both are done before close returns, as close-to-open needs)
     FileState.Recording r = st.pendingRecording();
-    CompletableFuture<EntryResp> recording = r == null ? null
-        : peers.meta().call(new SetattrReq(st.handle, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, r.size(), 0, r.mtimeNs()));
+    SetattrReq record = r == null ? null
+        : new SetattrReq(st.handle, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, r.size(), 0, r.mtimeNs());
+    CompletableFuture<EntryResp> recording = record == null ? null : peers.meta().call(record);
     try {
       st.flushWrites();
     } finally {
       if (recording != null) {
-        attrs.put(Await.get(recording, timeout).attr());
+        attrs.put(awaitMeta(recording, record).attr());
         st.recorded(r);
       }
     }
@@ -796,8 +817,10 @@ public final class FileSystemClient implements AutoCloseable {
     for (Handle d : layout.datafiles()) {
       fs.add(peers.io(d.ioServer()).call(new SyncReq(d, dataOnly)));
     }
-    fs.add(peers.meta().call(new MetaSyncReq())); // its size and times too
+    MetaSyncReq metaSync = new MetaSyncReq();
+    var metaSynced = peers.meta().call(metaSync); // its size and times too
     Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
+    awaitMeta(metaSynced, metaSync);
     counters.increment("fsync");
   }
 

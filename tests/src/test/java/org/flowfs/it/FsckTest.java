@@ -225,7 +225,8 @@ class FsckTest {
     for (int w = 0; w < 3; w++) {
       String dir = "w" + w;
       writers.add(new ProcessBuilder("bash", "-c", "mkdir " + dir + " && cd " + dir
-          + " && for i in $(seq 1 100000); do head -c $((i * 997 % 200000 + 1)) /dev/urandom > f$i && mv f$i g$i && sha256sum g$i >> "
+          + " && for i in $(seq 1 100000); do head -c $((i * 997 % 200000 + 1)) /dev/urandom > f$i"
+          + " && mv f$i g$i && sha256sum g$i >> "
           + tmp.resolve(dir + ".sums") + " || exit 1; done").directory(m.toFile()).start());
     }
     try {
@@ -244,7 +245,8 @@ class FsckTest {
     for (int w = 0; w < 3; w++) {
       String dir = "w" + w;
       // the last line may be cut by the kill; every complete one checks out
-      Sh.ok(m, "cd " + dir + " && grep -E '^[0-9a-f]{64}  g[0-9]+$' " + tmp.resolve(dir + ".sums") + " | sha256sum -c --quiet");
+      Sh.ok(m, "cd " + dir + " && grep -E '^[0-9a-f]{64}  g[0-9]+$' " + tmp.resolve(dir + ".sums")
+          + " | sha256sum -c --quiet");
     }
   }
 }

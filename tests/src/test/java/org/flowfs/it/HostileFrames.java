@@ -86,11 +86,14 @@ final class HostileFrames {
     this.handles = handles;
     this.dirs = dirs;
     this.ioServers = ioServers;
-    this.allTypes = REG.types();
+    // every type, but those a server answers only after a timeout (tested on their own) or only
+    // after walking everything it stores
+    this.allTypes = REG.types().stream()
+        .filter(t -> t != IoOp.EagerWriteReq.class && !t.getSimpleName().startsWith("Fsck")).toList();
     List<Class<?>> req = new ArrayList<>();
-    for (Class<?> t : allTypes) {
+    for (Class<?> t : this.allTypes) {
       // fsck walks the whole namespace: an operator's request, too slow to send thousands of
-      if (role.serves(t) && !t.getSimpleName().startsWith("Fsck") && t != IoOp.EagerWriteReq.class) {
+      if (role.serves(t)) {
         // requests that sync a disk or list every datafile come a tenth as often as the others:
         // slow, and no more interesting
         boolean syncs = t == IoOp.SyncReq.class || t == IoOp.PrecreateReq.class || t == MetaOp.MetaSyncReq.class

@@ -22,7 +22,8 @@ class IoFaultTest {
   @Test
   void ioServerKilledDuringWrites_fsyncedFilesIntactAfterRestart(@TempDir Path tmp) throws Exception {
     // files on one server each, and a directory whose files are striped over all three
-    try (ProcessDeployment fs = new ProcessDeployment(tmp, 3, "rpc.timeout = " + TIMEOUT_S + "s\nlayout.servers = 1\n")) {
+    String config = "rpc.timeout = " + TIMEOUT_S + "s\nlayout.servers = 1\n";
+    try (ProcessDeployment fs = new ProcessDeployment(tmp, 3, config)) {
       Path m = fs.mountPoint();
       Path ref = tmp.resolve("ref");
       Sh.ok(tmp, "mkdir " + ref);
@@ -88,10 +89,11 @@ class IoFaultTest {
       for (String f : files) {
         Sh.ok(m, "cmp " + f + " " + ref.resolve(f.replace('/', '_')));
       }
-      Sh.ok(m, "head -c 3000000 /dev/urandom > " + ref.resolve("after") + " && cp " + ref.resolve("after") + " wide/after"
-          + " && cp " + ref.resolve("after") + " one0.after && sync wide/after one0.after"
-          + " && echo 3 > /proc/sys/vm/drop_caches && cmp wide/after " + ref.resolve("after")
-          + " && cmp one0.after " + ref.resolve("after") + " && echo more >> one0 && tail -c 5 one0 | grep -q more");
+      Path after = ref.resolve("after");
+      Sh.ok(m, "head -c 3000000 /dev/urandom > " + after + " && cp " + after + " wide/after"
+          + " && cp " + after + " one0.after && sync wide/after one0.after"
+          + " && echo 3 > /proc/sys/vm/drop_caches && cmp wide/after " + after + " && cmp one0.after " + after
+          + " && echo more >> one0 && tail -c 5 one0 | grep -q more");
     }
   }
 }

@@ -68,7 +68,8 @@ class MetaRestartTest {
       assertNotEquals(0, r[0]);
       assertTrue(((String) r[1]).contains("Input/output error"), (String) r[1]);
       double secs = (Double) r[2];
-      assertTrue(secs >= TIMEOUT_S - 1 && secs <= TIMEOUT_S + 5, "ls failed after " + secs + " s; rpc.timeout is " + TIMEOUT_S);
+      assertTrue(secs >= TIMEOUT_S - 1 && secs <= TIMEOUT_S + 5,
+          "ls failed after " + secs + " s; rpc.timeout is " + TIMEOUT_S);
 
       // back: the same mount carries on, for reading and for changing
       fs.startMeta();

@@ -46,7 +46,9 @@ import org.slf4j.LoggerFactory;
  * frame is logged and closed; every other connection carries on. Each connection has a bounded
  * number of requests (and payload bytes) in flight: past it the server stops reading from that
  * connection; while its answers cannot be written as fast as they come, the server runs none of
- * its requests and reads no more of them, so answers never pile up for a peer that does not read.
+ * its requests and reads no more of them, so answers never pile up for a peer that does not read;
+ * and it has at most {@link #MAX_EXECUTING} requests on a server's executor, so one peer's deep
+ * pipeline does not make everyone else's requests wait behind it.
  *
  * <p>Every connection must first prove membership of the file system ({@link Membership}): the
  * server sends its challenge on accept and serves nothing until the first frame from the peer is
@@ -61,6 +63,11 @@ public final class RpcServer implements AutoCloseable {
   static final int MAX_IN_FLIGHT = 1024;
   /** Payload bytes of requests in flight per connection before the server stops reading it. */
   static final long MAX_IN_FLIGHT_BYTES = 64L << 20;
+  /**
+   * Requests of one connection an executor holds at once (running or queued); past it the
+   * connection's further requests wait their turn in the connection, not in the shared queue.
+   */
+  static final int MAX_EXECUTING = 8;
   /** The largest frame a connection may send before it has proved membership. */
   static final int PRE_AUTH_FRAME = 1024;
 
@@ -114,6 +121,7 @@ public final class RpcServer implements AutoCloseable {
         .option(ChannelOption.SO_REUSEADDR, true)
         .option(ChannelOption.SO_BACKLOG, 1024)
         .childOption(ChannelOption.TCP_NODELAY, true)
+        .childOption(ChannelOption.RCVBUF_ALLOCATOR, NetRuntime.RECEIVE_BUFFERS)
         .childOption(ChannelOption.SO_KEEPALIVE, true)
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
@@ -249,10 +257,13 @@ public final class RpcServer implements AutoCloseable {
     /** Requests read and not yet answered, and the payload bytes they hold. */
     private int inFlight;
     private long inFlightBytes;
+    /** Requests of this connection handed to an executor and not yet answered. */
+    private int executing;
     /**
-     * Frames read while the connection's answers could not be written: they are handled, in the
-     * order they came, once they can. (One-way frames wait behind requests too: a flow's data must
-     * not overtake the request that announces the flow.)
+     * Frames read while they could not be handled: the connection's answers could not be written,
+     * or its requests already fill their share of the executor. They are handled in the order they
+     * came once they can (one-way frames too: a flow's data must not overtake the request that
+     * announces the flow); meanwhile nothing more is read from the connection.
      */
     private final ArrayDeque<Held> held = new ArrayDeque<>();
 
@@ -269,7 +280,7 @@ public final class RpcServer implements AutoCloseable {
         if (held.isEmpty()) {
           oneway.onMessage(env, ctx.channel());
         } else {
-          held.add(new Held(null, env, 0));
+          hold(ctx, new Held(null, env, 0));
         }
         return;
       }
@@ -285,37 +296,71 @@ public final class RpcServer implements AutoCloseable {
       if (inFlight >= MAX_IN_FLIGHT || inFlightBytes >= MAX_IN_FLIGHT_BYTES) {
         ctx.channel().config().setAutoRead(false);
       }
-      if (!held.isEmpty() || !ctx.channel().isWritable()) {
-        // a peer that does not read its answers gets no new ones made: they would pile up here
-        held.add(new Held(spec, env, bytes));
+      if (!held.isEmpty() || !canRun(ctx, spec)) {
+        hold(ctx, new Held(spec, env, bytes));
         return;
       }
       dispatch(ctx, spec, env, bytes);
     }
 
+    /**
+     * Whether a request may run now: not while the peer does not read its answers (they would
+     * pile up here), and not past the connection's share of an executor (one peer's pipeline must
+     * not queue ahead of everyone else's requests).
+     */
+    private boolean canRun(ChannelHandlerContext ctx, OpSpec<?, ?> spec) {
+      return ctx.channel().isWritable() && (spec.executor() == null || executing < MAX_EXECUTING);
+    }
+
+    private void hold(ChannelHandlerContext ctx, Held h) {
+      held.add(h);
+      ctx.channel().config().setAutoRead(false);
+    }
+
+    /** Handles held frames, in order, for as long as they can be. */
+    private void drain(ChannelHandlerContext ctx) {
+      try {
+        while (!held.isEmpty()) {
+          Held h = held.peek();
+          if (h.spec() != null && !canRun(ctx, h.spec())) {
+            break;
+          }
+          held.poll();
+          if (h.spec() == null) {
+            oneway.onMessage(h.env(), ctx.channel());
+          } else {
+            dispatch(ctx, h.spec(), h.env(), h.bytes());
+          }
+        }
+      } catch (Exception e) {
+        exceptionCaught(ctx, e);
+      }
+    }
+
     private void dispatch(ChannelHandlerContext ctx, OpSpec<?, ?> spec, Envelope env, long bytes) {
       if (spec.executor() == null) {
-        run(ctx, spec, env, bytes);
+        run(ctx, spec, env, bytes, false);
       } else {
+        executing++;
         try {
-          spec.executor().execute(() -> run(ctx, spec, env, bytes));
+          spec.executor().execute(() -> run(ctx, spec, env, bytes, true));
         } catch (RejectedExecutionException e) {
           env.release();
-          reply(ctx, env.id(), error(new FsException(Errno.EIO, name + " is shutting down")), bytes);
+          reply(ctx, env.id(), error(new FsException(Errno.EIO, name + " is shutting down")), bytes, true);
         }
       }
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private void run(ChannelHandlerContext ctx, OpSpec spec, Envelope env, long bytes) {
+    private void run(ChannelHandlerContext ctx, OpSpec spec, Envelope env, long bytes, boolean pooled) {
       CompletionStage<? extends Message> result;
       try {
         result = spec.handler().handle(env.message(), new CallContext(ctx.channel(), env.id()));
       } catch (Throwable t) {
-        reply(ctx, env.id(), error(t), bytes);
+        reply(ctx, env.id(), error(t), bytes, pooled);
         return;
       }
-      result.whenComplete((resp, err) -> reply(ctx, env.id(), err == null ? resp : error(err), bytes));
+      result.whenComplete((resp, err) -> reply(ctx, env.id(), err == null ? resp : error(err), bytes, pooled));
     }
 
     private ErrorResp error(Throwable t) {
@@ -326,19 +371,19 @@ public final class RpcServer implements AutoCloseable {
     }
 
     /** Answers on the event loop; an answer for a connection that is gone is released. */
-    private void reply(ChannelHandlerContext ctx, long id, Message resp, long bytes) {
+    private void reply(ChannelHandlerContext ctx, long id, Message resp, long bytes, boolean pooled) {
       if (ctx.executor().inEventLoop()) {
-        replyNow(ctx, id, resp, bytes);
+        replyNow(ctx, id, resp, bytes, pooled);
         return;
       }
       try {
-        ctx.executor().execute(() -> replyNow(ctx, id, resp, bytes));
+        ctx.executor().execute(() -> replyNow(ctx, id, resp, bytes, pooled));
       } catch (RejectedExecutionException e) {
         release(resp); // the event loop is gone, and the connection with it
       }
     }
 
-    private void replyNow(ChannelHandlerContext ctx, long id, Message resp, long bytes) {
+    private void replyNow(ChannelHandlerContext ctx, long id, Message resp, long bytes, boolean pooled) {
       if (ctx.isRemoved()) {
         release(resp); // the pipeline is torn down: nothing would encode (and release) it
       } else {
@@ -346,7 +391,13 @@ public final class RpcServer implements AutoCloseable {
       }
       inFlight--;
       inFlightBytes -= bytes;
-      resumeIfDrained(ctx);
+      if (pooled) {
+        executing--;
+      }
+      if (!ctx.isRemoved()) {
+        drain(ctx);
+        resumeIfDrained(ctx);
+      }
     }
 
     private void resumeIfDrained(ChannelHandlerContext ctx) {
@@ -364,19 +415,7 @@ public final class RpcServer implements AutoCloseable {
       if (!ch.isWritable()) {
         ch.config().setAutoRead(false);
       } else {
-        try {
-          while (!held.isEmpty() && ch.isWritable()) {
-            Held h = held.poll();
-            if (h.spec() == null) {
-              oneway.onMessage(h.env(), ch);
-            } else {
-              dispatch(ctx, h.spec(), h.env(), h.bytes());
-            }
-          }
-        } catch (Exception e) {
-          exceptionCaught(ctx, e);
-          return;
-        }
+        drain(ctx);
         resumeIfDrained(ctx);
       }
       ctx.fireChannelWritabilityChanged();

@@ -242,7 +242,13 @@ public sealed interface MetaOp extends Message {
    */
   @Wire(141)
   record FsckNamespaceResp(long objects, long entries, long found, boolean repaired, List<FsckProblem> problems)
-      implements MetaOp {}
+      implements MetaOp {
+    public FsckNamespaceResp {
+      if (problems.size() > MAX_FSCK_PROBLEMS) {
+        throw new IllegalArgumentException(problems.size() + " problems listed");
+      }
+    }
+  }
 
   /**
    * One problem in the namespace: the object ({@code handle}) and the entry ({@code name} in
