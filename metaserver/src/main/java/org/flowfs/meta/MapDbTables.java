@@ -30,6 +30,7 @@ final class MapDbTables implements Tables {
   private final BTreeMap<Long, byte[]> objects;
   private final NavigableMap<byte[], byte[]> entries;
   private final NavigableMap<byte[], byte[]> xattrs;
+  private final NavigableMap<Long, byte[]> doomed;
   private final EnumMap<Counter, Atomic.Long> counters = new EnumMap<>(Counter.class);
   private final long[] counterValues = new long[Counter.values().length];
   private boolean countersDirty; // the mirror is ahead of the DB
@@ -47,6 +48,7 @@ final class MapDbTables implements Tables {
     objects = db.treeMap("objects", Serializer.LONG, Serializer.BYTE_ARRAY).createOrOpen();
     entries = db.treeMap("entries", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY).createOrOpen();
     xattrs = db.treeMap("xattrs", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY).createOrOpen();
+    doomed = db.treeMap("doomed", Serializer.LONG, Serializer.BYTE_ARRAY).createOrOpen();
     for (Counter c : Counter.values()) {
       counters.put(c, db.atomicLong("counter." + c.name().toLowerCase()).createOrOpen());
     }
@@ -116,6 +118,11 @@ final class MapDbTables implements Tables {
   @Override
   public NavigableMap<byte[], byte[]> xattrs() {
     return xattrs;
+  }
+
+  @Override
+  public NavigableMap<Long, byte[]> doomed() {
+    return doomed;
   }
 
   @Override

@@ -13,6 +13,7 @@ final class MemoryTables implements Tables {
   private final NavigableMap<Long, byte[]> objects = new TreeMap<>();
   private final NavigableMap<byte[], byte[]> entries = new TreeMap<>(Arrays::compareUnsigned);
   private final NavigableMap<byte[], byte[]> xattrs = new TreeMap<>(Arrays::compareUnsigned);
+  private final NavigableMap<Long, byte[]> doomed = new TreeMap<>();
   private final EnumMap<Counter, Long> counters = new EnumMap<>(Counter.class);
 
   @Override
@@ -43,6 +44,11 @@ final class MemoryTables implements Tables {
   @Override
   public NavigableMap<byte[], byte[]> xattrs() {
     return xattrs;
+  }
+
+  @Override
+  public NavigableMap<Long, byte[]> doomed() {
+    return doomed;
   }
 
   @Override

@@ -92,7 +92,7 @@ public final class MetaServer implements AutoCloseable {
     this.store = store;
     this.peers = new Peers(config, net);
     this.pools = new DatafilePools(peers, config.meta().precreateBatch(), config.meta().precreateLowWater());
-    this.reaper = new DatafileReaper(peers);
+    this.reaper = new DatafileReaper(peers, store);
     this.readers = NamedThreads.pool("meta-read", config.meta().threads());
     this.rpc = new RpcServer("metaserver", net, config.meta().address(), ops(), config.rpc(), MessageRegistry.DEFAULT, counters);
   }
@@ -112,6 +112,7 @@ public final class MetaServer implements AutoCloseable {
   public InetSocketAddress start() throws IOException {
     InetSocketAddress a = rpc.start();
     pools.prime();
+    reaper.start(); // removes what a previous run left queued
     MetadataStore.Counts c = store.counts();
     LOG.info("metaserver started: {} store {} ({} objects), {} ioservers, listening on {}", Version.describe(),
         config.meta().dir(), c.objects(), config.ioServers().size(), a);
@@ -161,14 +162,14 @@ public final class MetaServer implements AutoCloseable {
     t.async(LinkReq.class, Access.MODIFY, (q, ctx) -> store.link(q.target(), q.parent(), q.name(), now()).thenApply(EntryResp::new));
     t.async(RemoveReq.class, Access.MODIFY, (q, ctx) -> store.remove(q.parent(), q.name(), q.directory(), now()).thenApply(r -> {
       if (r.gone() && r.attr().layout() != null) {
-        reaper.reap(r.attr().layout().datafiles());
+        reaper.reap(r.attr().handle(), r.attr().layout().datafiles());
       }
       return new RemoveResp(r.attr().handle(), r.gone());
     }));
     t.async(RenameReq.class, Access.MODIFY, (q, ctx) ->
         store.rename(q.srcParent(), q.srcName(), q.dstParent(), q.dstName(), q.flags(), now()).thenApply(r -> {
           if (r.replacedGone() && r.replaced().layout() != null) {
-            reaper.reap(r.replaced().layout().datafiles());
+            reaper.reap(r.replaced().handle(), r.replaced().layout().datafiles());
           }
           return new RenameResp(r.moved().handle(), r.replaced() == null ? null : r.replaced().handle());
         }));
@@ -216,8 +217,14 @@ public final class MetaServer implements AutoCloseable {
         }
       }
     });
-    t.async(FsckReservedReq.class, Access.READ_ONLY, (q, ctx) ->
-        CompletableFuture.completedFuture(new FsckDatafilesResp(pools.pooled(), 0, true)));
+    // reserved: handles in the precreate pools, and datafiles queued for removal (not orphans)
+    t.blocking(FsckReservedReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
+      List<Handle> reserved = new ArrayList<>(pools.pooled());
+      for (MetadataStore.Doomed d : store.doomed(Integer.MAX_VALUE)) {
+        reserved.addAll(d.datafiles());
+      }
+      return new FsckDatafilesResp(reserved, 0, true);
+    });
   }
 
   /** Creates an object; a regular file gets its datafiles from the pools first. */
@@ -294,6 +301,7 @@ public final class MetaServer implements AutoCloseable {
   @Override
   public void close() {
     rpc.close();
+    reaper.close();
     NamedThreads.shutdown(readers, 5000);
     store.close();
     peers.close();

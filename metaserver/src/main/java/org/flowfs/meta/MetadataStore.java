@@ -133,6 +133,18 @@ public interface MetadataStore extends AutoCloseable {
   CompletableFuture<Void> removexattr(Handle handle, String name, long nowNs);
 
   /**
+   * Files whose last name went, with their datafiles, until {@link #reaped} says the I/O servers
+   * removed them (the removal queue, written in the same commit as the removal of the name).
+   */
+  List<Doomed> doomed(int max);
+
+  /** The datafiles of {@code metafile} are gone from the I/O servers: drop it from the queue. */
+  CompletableFuture<Void> reaped(Handle metafile);
+
+  /** A file in the removal queue and its datafiles. */
+  record Doomed(Handle metafile, List<Handle> datafiles) {}
+
+  /**
    * Makes every acknowledged mutation durable on disk (a client's fsync); blocks for the disk.
    * With a sync interval of zero every acknowledged mutation is durable already.
    */

@@ -440,7 +440,36 @@ final class Namespace {
     t.removeObject(n.handle);
     range(t.xattrs(), Keys.first(n.handle), Keys.end(n.handle)).clear();
     count(-1, n.isDir() ? -1 : 0);
+    if (n.layout != null) {
+      // in the same commit: a crash before the I/O servers removed them leaves work, not orphans
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(8 * n.layout.datafiles().size());
+      n.layout.datafiles().forEach(h -> b.putLong(h.id()));
+      t.doomed().put(n.handle, b.array());
+    }
     return true;
+  }
+
+  /** Up to {@code max} files whose datafiles wait for removal, with those datafiles. */
+  java.util.List<MetadataStore.Doomed> doomed(int max) {
+    java.util.List<MetadataStore.Doomed> out = new java.util.ArrayList<>();
+    for (var e : t.doomed().entrySet()) {
+      if (out.size() >= max) {
+        break;
+      }
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(e.getValue());
+      java.util.List<Handle> hs = new java.util.ArrayList<>();
+      while (b.remaining() >= 8) {
+        hs.add(new Handle(b.getLong()));
+      }
+      out.add(new MetadataStore.Doomed(new Handle(e.getKey()), hs));
+    }
+    return out;
+  }
+
+  /** The datafiles of {@code metafile} are removed: it leaves the removal queue. */
+  Void reaped(Handle metafile) {
+    t.doomed().remove(metafile.id());
+    return null;
   }
 
   private void count(long objects, long directories) {

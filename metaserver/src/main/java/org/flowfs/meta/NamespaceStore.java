@@ -122,6 +122,17 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   }
 
   @Override
+  public List<Doomed> doomed(int max) {
+    return read(ns -> ns.doomed(max));
+  }
+
+  @Override
+  public CompletableFuture<Void> reaped(Handle metafile) {
+    Objects.requireNonNull(metafile, "metafile");
+    return mutate(ns -> ns.reaped(metafile));
+  }
+
+  @Override
   public List<Attr> objectsAfter(long after, int max) {
     if (max <= 0) {
       throw new FsException(Errno.EINVAL, "max " + max);

@@ -12,6 +12,8 @@ import java.util.NavigableMap;
  *       {@link #objects()} is for visiting all in handle order.
  *   <li>{@link #entries()}: {@link Keys} key (parent handle, name) to {@link Keys#entry} value.
  *   <li>{@link #xattrs()}: {@link Keys} key (handle, attribute name) to the value.
+ *   <li>{@link #doomed()}: the handle of a file whose last name went to its datafiles' handles
+ *       (8 bytes each), until the I/O servers removed them: the durable removal queue.
  * </ul>
  *
  * <p>Byte-array keys compare as unsigned bytes. Values put are never changed afterwards, by
@@ -32,6 +34,8 @@ interface Tables {
   NavigableMap<byte[], byte[]> entries();
 
   NavigableMap<byte[], byte[]> xattrs();
+
+  NavigableMap<Long, byte[]> doomed();
 
   long get(Counter c);
 

@@ -236,4 +236,12 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
     assertThrows(FsException.class, () -> new MapDbMetadataStore(d, 8).close());
     assertFalse(names(ROOT).contains("x"));
   }
+
+  @Test
+  void removalQueue_survivesAReopen() {
+    Attr f = join(store.create(ROOT, "f", new NewObject(FileType.REGULAR, 0644, 1, 1, 0, LAYOUT, null), tick()));
+    join(store.remove(ROOT, "f", false, tick()));
+    reopen();
+    assertEquals(List.of(new MetadataStore.Doomed(f.handle(), LAYOUT.datafiles())), store.doomed(10));
+  }
 }

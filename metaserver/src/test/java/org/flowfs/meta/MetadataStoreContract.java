@@ -1052,4 +1052,34 @@ abstract class MetadataStoreContract {
     Attr b = mkfile(ROOT, "a");
     assertNotEquals(a.handle(), b.handle());
   }
+
+  // ---- the datafile removal queue -------------------------------------------------------------
+
+  @Test
+  void remove_lastNameOfAFile_queuesItsDatafilesUntilReaped() {
+    Attr f = join(store.create(ROOT, "f", new NewObject(FileType.REGULAR, 0644, 1, 1, 0, LAYOUT, null), tick()));
+    join(store.link(f.handle(), ROOT, "g", tick()));
+    join(store.remove(ROOT, "f", false, tick()));
+    assertEquals(List.of(), store.doomed(10), "a file with a name left keeps its datafiles");
+    join(store.remove(ROOT, "g", false, tick()));
+    assertEquals(List.of(new MetadataStore.Doomed(f.handle(), LAYOUT.datafiles())), store.doomed(10));
+    join(store.reaped(f.handle()));
+    assertEquals(List.of(), store.doomed(10));
+  }
+
+  @Test
+  void rename_overTheLastNameOfAFile_queuesItsDatafiles() {
+    Attr victim = join(store.create(ROOT, "victim", new NewObject(FileType.REGULAR, 0644, 1, 1, 0, LAYOUT, null), tick()));
+    join(store.create(ROOT, "new", new NewObject(FileType.REGULAR, 0644, 1, 1, 0, null, null), tick()));
+    join(store.rename(ROOT, "new", ROOT, "victim", 0, tick()));
+    assertEquals(List.of(new MetadataStore.Doomed(victim.handle(), LAYOUT.datafiles())), store.doomed(10));
+  }
+
+  @Test
+  void remove_ofAFailedName_queuesNothing() {
+    assertThrows(java.util.concurrent.CompletionException.class, () -> join(store.remove(ROOT, "nothing", false, tick())));
+    join(store.create(ROOT, "d", new NewObject(FileType.DIRECTORY, 0755, 1, 1, 0, null, null), tick()));
+    join(store.remove(ROOT, "d", true, tick()));
+    assertEquals(List.of(), store.doomed(10), "directories have no datafiles");
+  }
 }
