@@ -2,10 +2,12 @@ package org.flowfs.io;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.AttributeKey;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.flowfs.common.Counters;
 import org.flowfs.common.DirLock;
 import org.flowfs.common.Errno;
@@ -38,12 +40,10 @@ import org.flowfs.common.flow.FlowProtocol;
 import org.flowfs.common.flow.NetEndpoint;
 import org.flowfs.common.flow.StoreEndpoint;
 import org.flowfs.common.request.FileData;
-import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.IoOp.DataRemoveReq;
 import org.flowfs.common.wire.IoOp.EagerData;
 import org.flowfs.common.wire.IoOp.EagerWriteReq;
 import org.flowfs.common.wire.IoOp.FlowAck;
-import org.flowfs.common.wire.IoOp.FlowDone;
 import org.flowfs.common.wire.IoOp.FlowReq;
 import org.flowfs.common.wire.IoOp.HandlesResp;
 import org.flowfs.common.wire.IoOp.IoStatfsReq;
@@ -82,8 +82,7 @@ public final class IoServer implements AutoCloseable {
   private final StoreFlowStorage flowStorage;
   private final EagerWrites eager;
   /** Flows in service per connection, at most {@link #MAX_FLOWS_PER_CONNECTION}. */
-  private static final io.netty.util.AttributeKey<java.util.concurrent.atomic.AtomicInteger> FLOWS =
-      io.netty.util.AttributeKey.valueOf(IoServer.class, "flows");
+  private static final AttributeKey<AtomicInteger> FLOWS = AttributeKey.valueOf(IoServer.class, "flows");
   /** Flows one connection may have in service at once; more are refused with EAGAIN. */
   static final int MAX_FLOWS_PER_CONNECTION = 128;
   /** The largest flow: a client's buffer holds at most this many bytes. */
@@ -188,16 +187,14 @@ public final class IoServer implements AutoCloseable {
       if (q.aggregateSize() > MAX_FLOW_BYTES) {
         throw new FsException(Errno.EINVAL, "flow of " + q.aggregateSize() + " bytes; at most " + MAX_FLOW_BYTES);
       }
-      java.util.concurrent.atomic.AtomicInteger open = ctx.channel().attr(FLOWS).setIfAbsent(new java.util.concurrent.atomic.AtomicInteger());
-      if (open == null) {
-        open = ctx.channel().attr(FLOWS).get();
-      }
-      if (open.incrementAndGet() > MAX_FLOWS_PER_CONNECTION) {
-        open.decrementAndGet();
+      AtomicInteger fresh = new AtomicInteger();
+      AtomicInteger known = ctx.channel().attr(FLOWS).setIfAbsent(fresh);
+      AtomicInteger slots = known == null ? fresh : known;
+      if (slots.incrementAndGet() > MAX_FLOWS_PER_CONNECTION) {
+        slots.decrementAndGet();
         counters.increment("flow.refused");
         throw new FsException(Errno.EAGAIN, "more than " + MAX_FLOWS_PER_CONNECTION + " flows on one connection");
       }
-      java.util.concurrent.atomic.AtomicInteger slots = open;
       // building the request and counting this server's bytes is work in proportion to the
       // request: on the pool, never on the event loop
       return CompletableFuture.supplyAsync(() -> {
@@ -222,21 +219,21 @@ public final class IoServer implements AutoCloseable {
         }
       }).thenApplyAsync(x -> {
         FlowDescriptor d = (FlowDescriptor) x[0];
+        // in service before the ack leaves: the data the ack invites must find the flow. (This
+        // runs on the connection's event loop, which writes the ack as soon as this returns; what
+        // the flow sends is written by later tasks of the loop, so after the ack.)
+        try {
+          flows.post(d);
+        } catch (RuntimeException e) {
+          slots.decrementAndGet();
+          // a tag already in service on this connection, say: the client's mistake
+          throw e instanceof IllegalArgumentException || e instanceof IllegalStateException
+              ? new FsException(Errno.EINVAL, "cannot start flow " + q.tag() + ": " + e.getMessage()) : e;
+        }
         d.completion().whenComplete((done, err) -> slots.decrementAndGet());
         d.completion().thenAccept(done -> {
           counters.increment("path.flow.ops");
           counters.add("path.flow.bytes", done.totalTransferred());
-        });
-        // post after the ack is on its way (this task writes the ack): a read's data must follow it
-        ctx.channel().eventLoop().execute(() -> {
-          try {
-            flows.post(d);
-          } catch (RuntimeException e) {
-            // a tag already in service on this connection, say: the client's mistake
-            slots.decrementAndGet();
-            Errno errno = e instanceof IllegalArgumentException || e instanceof IllegalStateException ? Errno.EINVAL : Errno.from(e);
-            ctx.channel().writeAndFlush(Envelope.oneway(q.tag(), new FlowDone(errno.code(), 0, 0)));
-          }
         });
         return new FlowAck(q.tag(), (Long) x[1]);
       }, ctx.channel().eventLoop());

@@ -13,12 +13,14 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.config.RpcConfig;
@@ -108,7 +110,7 @@ public final class RpcClient implements AutoCloseable {
     }
     Connection conn = connections[Math.floorMod(next.getAndIncrement(), connections.length)];
     CompletableFuture<R> out = new CompletableFuture<>();
-    conn.link().whenComplete((link, err) -> {
+    conn.whenReady((link, err) -> {
       if (err != null) {
         release(req); // never sent: its payload is still ours
         out.completeExceptionally(err);
@@ -219,6 +221,59 @@ public final class RpcClient implements AutoCloseable {
   /** One connection slot: connects on demand, and again after its channel closes. */
   private final class Connection {
     private CompletableFuture<Link> channel;
+    /** The calls waiting for the connection being made, if any. */
+    private Connecting connecting;
+
+    /**
+     * Calls made while a connection is made (and proves membership), in the order they were made:
+     * they go out in that order once it is ready. Guarded by the slot's lock.
+     */
+    private static final class Connecting {
+      final CompletableFuture<Link> future;
+      final ArrayDeque<BiConsumer<Link, Throwable>> calls = new ArrayDeque<>();
+      boolean open = true;
+
+      Connecting(CompletableFuture<Link> future) {
+        this.future = future;
+      }
+    }
+
+    /**
+     * Runs {@code action} with the connection once it is ready, or with the reason it cannot be
+     * made; actions of calls made in some order run in that order (a future's own dependents would
+     * run in reverse order).
+     */
+    void whenReady(BiConsumer<Link, Throwable> action) {
+      CompletableFuture<Link> f;
+      synchronized (this) {
+        f = link();
+        Connecting c = connecting;
+        if (c != null && c.future == f && c.open) {
+          c.calls.add(action);
+          return;
+        }
+      }
+      f.whenComplete(action);
+    }
+
+    /** Runs the calls that waited for {@code c}, in order; successful sends under this slot's lock. */
+    private void ready(Connecting c, Link link, Throwable err) {
+      synchronized (this) {
+        if (!c.open) {
+          return;
+        }
+        c.open = false;
+        if (connecting == c) {
+          connecting = null;
+        }
+        if (err == null) {
+          // under the lock: a call made meanwhile waits until these are sent
+          c.calls.forEach(a -> a.accept(link, null));
+          return;
+        }
+      }
+      c.calls.forEach(a -> a.accept(null, err));
+    }
 
     synchronized CompletableFuture<Link> link() {
       if (channel != null && (!channel.isDone() || (!channel.isCompletedExceptionally() && channel.join().channel().isActive()))) {
@@ -226,6 +281,9 @@ public final class RpcClient implements AutoCloseable {
       }
       CompletableFuture<Link> f = new CompletableFuture<>();
       channel = f;
+      Connecting c = new Connecting(f);
+      connecting = c;
+      f.whenComplete((l, e) -> ready(c, l, e));
       Map<Long, Pending> pending = new ConcurrentHashMap<>();
       if (closed) {
         f.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT, "client to " + peer + " is closed"));

@@ -280,6 +280,30 @@ class MembershipTest {
   }
 
   @Test
+  void calls_madeWhileTheConnectionIsMade_goOutInTheOrderMade() throws Exception {
+    java.util.List<Long> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    OpTable ops = new OpTable().async(PingReq.class, Access.READ_ONLY, (q, ctx) -> {
+      order.add(q.sentNanos());
+      return CompletableFuture.completedFuture(new PingResp("r", 0, "v", q.sentNanos()));
+    });
+    RpcServer s = new RpcServer("test-server", net, new InetSocketAddress("127.0.0.1", 0), ops, rpc(SECRET, Map.of()), REG,
+        counters);
+    opened.push(s);
+    s.start();
+    RpcClient c = client(s, rpc(SECRET, Map.of("rpc.connections", "1")));
+    java.util.List<CompletableFuture<PingResp>> calls = new java.util.ArrayList<>();
+    for (int i = 0; i < 2000; i++) {
+      calls.add(c.call(new PingReq(i))); // the first ones wait for the handshake
+    }
+    for (CompletableFuture<PingResp> f : calls) {
+      f.get(10, TimeUnit.SECONDS);
+    }
+    for (int i = 0; i < 2000; i++) {
+      assertEquals(i, order.get(i), "the server saw call " + order.get(i) + " at place " + i);
+    }
+  }
+
+  @Test
   void config_withoutSecret_cannotMakeAServer() {
     assertThrows(IllegalArgumentException.class, () -> new RpcConfig(java.time.Duration.ofSeconds(1),
         java.time.Duration.ofSeconds(1), 1 << 20, 1, java.time.Duration.ofSeconds(1), null));
