@@ -38,6 +38,10 @@ public final class Bench implements Callable<Integer> {
   @Option(names = "--ioservers", description = "I/O servers of the FlowFS under test (default: 4).")
   int ioServers = 4;
 
+  @Option(names = "--flowfs-config", paramLabel = "KEY=VALUE",
+      description = "A setting for the FlowFS under test, e.g. flow.protocol=single_buffer (repeatable).")
+  List<String> flowfsConfig = new ArrayList<>();
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new Bench()).execute(args));
   }
@@ -64,9 +68,12 @@ public final class Bench implements Callable<Integer> {
     report.note("machine", Workloads.sh(Path.of("/"), "echo $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB, $(uname -r)").strip());
     report.note("sizes", sizes.toString());
     report.note("repetitions", String.valueOf(n));
+    if (!flowfsConfig.isEmpty()) {
+      report.note("flowfs config", String.join(", ", flowfsConfig));
+    }
     List<Target> targets = new ArrayList<>();
     try (MemorySampler mem = new MemorySampler()) {
-      targets.add(Targets.flowfs(work, ioServers));
+      targets.add(Targets.flowfs(work, ioServers, flowfsConfig));
       targets.add(Targets.bindfs(work));
       targets.add(Targets.local(work));
       targets.add(Targets.nullFuse(work));

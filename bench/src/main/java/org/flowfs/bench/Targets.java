@@ -78,8 +78,8 @@ final class Targets {
   }
 
   /** FlowFS as systemd runs it: a metadata server, {@code ioServers} I/O servers and the mount, each its own process. */
-  static FlowFsTarget flowfs(Path work, int ioServers) throws Exception {
-    return new FlowFsTarget(work.resolve("flowfs"), ioServers);
+  static FlowFsTarget flowfs(Path work, int ioServers, List<String> settings) throws Exception {
+    return new FlowFsTarget(work.resolve("flowfs"), ioServers, settings);
   }
 
   /** A running FlowFS: its config file, its mount, its processes. */
@@ -88,7 +88,7 @@ final class Targets {
     private final Path mnt;
     private final Map<String, Process> procs = new LinkedHashMap<>();
 
-    FlowFsTarget(Path dir, int ioServers) throws Exception {
+    FlowFsTarget(Path dir, int ioServers, List<String> settings) throws Exception {
       Path data = Files.createDirectories(dir.resolve("data"));
       mnt = Files.createDirectories(dir.resolve("mnt"));
       conf = data.resolve("flowfs.conf");
@@ -98,6 +98,13 @@ final class Targets {
           line = line.substring(0, line.length() - 1) + freePort();
         }
         text.append(line).append('\n');
+      }
+      for (String kv : settings) {
+        int eq = kv.indexOf('=');
+        if (eq <= 0) {
+          throw new IllegalArgumentException("--flowfs-config wants KEY=VALUE, got: " + kv);
+        }
+        text.append(kv, 0, eq).append(" = ").append(kv.substring(eq + 1)).append('\n');
       }
       Files.writeString(conf, text);
       Path logs = Files.createDirectories(data.resolve("logs"));
