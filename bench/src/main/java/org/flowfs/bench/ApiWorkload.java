@@ -14,35 +14,50 @@ import org.flowfs.common.rpc.NetRuntime;
 final class ApiWorkload {
   private ApiWorkload() {}
 
+  /** Write and read throughput in MB/s. */
+  record Throughput(double write, double read) {}
+
   static void run(Path conf, int mib, Consumer<Workloads.Result> out) throws Exception {
+    Throughput t = measure(conf, mib, 1);
+    out.accept(new Workloads.Result("api-write", t.write()));
+    out.accept(new Workloads.Result("api-read", t.read()));
+  }
+
+  /**
+   * Writes a new file of {@code mib} MiB in calls of {@code chunkMib} MiB, fsyncs it, drops the
+   * page cache and reads it back in calls of the same size; removes it.
+   */
+  static Throughput measure(Path conf, int mib, int chunkMib) throws Exception {
     FlowFsConfig cfg = FlowFsConfig.load(conf);
+    int chunk = chunkMib << 20;
+    int calls = (mib + chunkMib - 1) / chunkMib;
     try (NetRuntime net = NetRuntime.create("bench-client", 2); FileSystemClient fs = new FileSystemClient(cfg, net)) {
-      ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(1 << 20);
+      ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(chunk);
       try {
-        chunk.writeZero(1 << 20);
+        buf.writeZero(chunk);
         String path = "/api-" + System.nanoTime() + ".bin";
-        long t = Workloads.timed(() -> {
+        long tw = Workloads.timed(() -> {
           OpenFile f = fs.create(path, 0644, 0, Caller.ROOT);
-          for (long i = 0; i < mib; i++) {
-            fs.write(f, i << 20, chunk.duplicate());
+          for (long i = 0; i < calls; i++) {
+            fs.write(f, i * chunk, buf.duplicate());
           }
           fs.fsync(f, false);
           fs.release(f);
         });
-        out.accept(new Workloads.Result("api-write", mib * 1048576.0 / 1e6 / (t / 1e9)));
         Workloads.dropCaches();
-        t = Workloads.timed(() -> {
+        long tr = Workloads.timed(() -> {
           OpenFile f = fs.open(path, 0);
-          for (long i = 0; i < mib; i++) {
-            chunk.clear();
-            fs.read(f, i << 20, 1 << 20, chunk);
+          for (long i = 0; i < calls; i++) {
+            buf.clear();
+            fs.read(f, i * chunk, chunk, buf);
           }
           fs.release(f);
         });
-        out.accept(new Workloads.Result("api-read", mib * 1048576.0 / 1e6 / (t / 1e9)));
         fs.unlink(path);
+        double bytes = (double) calls * chunk;
+        return new Throughput(bytes / 1e6 / (tw / 1e9), bytes / 1e6 / (tr / 1e9));
       } finally {
-        chunk.release();
+        buf.release();
       }
     }
   }

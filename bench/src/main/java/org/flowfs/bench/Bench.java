@@ -32,7 +32,7 @@ public final class Bench implements Callable<Integer> {
   @Option(names = "--out", description = "Where the results go (default: bench/results).")
   Path out = Path.of("bench/results");
 
-  @Option(names = "--groups", split = ",", description = "Workload groups to run (default: all): seq,par,rand,small,dirs,tree,api.")
+  @Option(names = "--groups", split = ",", description = "Workload groups to run (default: all): seq,par,rand,small,dirs,tree,api,scale,soak.")
   List<String> groups;
 
   @Option(names = "--ioservers", description = "I/O servers of the FlowFS under test (default: 4).")
@@ -52,7 +52,7 @@ public final class Bench implements Callable<Integer> {
     int n = reps != null ? reps : smoke ? 1 : 3;
     List<String> run = groups != null ? groups : new ArrayList<>(Workloads.GROUPS);
     if (groups == null) {
-      run.add("api");
+      run.addAll(List.of("api", "scale", "soak"));
     }
     Report report = run(sizes, n, run);
     System.out.print(report.table());
@@ -72,6 +72,7 @@ public final class Bench implements Callable<Integer> {
       report.note("flowfs config", String.join(", ", flowfsConfig));
     }
     List<Target> targets = new ArrayList<>();
+    ScaleWorkload scale = null;
     try (MemorySampler mem = new MemorySampler()) {
       targets.add(Targets.flowfs(work, ioServers, flowfsConfig));
       targets.add(Targets.bindfs(work));
@@ -80,13 +81,28 @@ public final class Bench implements Callable<Integer> {
       for (Target t : targets) {
         mem.watch(t.name(), t.pids());
       }
+      if (groups.contains("scale")) {
+        scale = new ScaleWorkload(sizes.scaleServers().stream().mapToInt(Integer::intValue).max().orElse(1));
+        report.scaleServers(sizes.scaleServers());
+      }
       for (int rep = 0; rep < n; rep++) {
         for (String group : groups) {
-          if (group.equals("api")) {
-            long t0 = System.nanoTime();
-            ApiWorkload.run(((Targets.FlowFsTarget) targets.get(0)).conf, sizes.apiMib(), r -> report.add("flowfs", r));
-            log(rep, group, "flowfs", t0);
-            continue;
+          long t0 = System.nanoTime();
+          switch (group) {
+            case "soak" -> {
+              continue; // once, after the repetitions
+            }
+            case "api" -> {
+              ApiWorkload.run(((Targets.FlowFsTarget) targets.get(0)).conf, sizes.apiMib(), r -> report.add("flowfs", r));
+              log(rep, group, "flowfs", t0);
+              continue;
+            }
+            case "scale" -> {
+              scale.run(work, sizes.scaleServers(), sizes.scaleMib(), mem, r -> report.add("flowfs", r));
+              log(rep, group, "flowfs", t0);
+              continue;
+            }
+            default -> { }
           }
           for (int i = 0; i < targets.size(); i++) {
             Target t = targets.get((i + rep) % targets.size()); // take turns: a different system first each time
@@ -94,14 +110,22 @@ public final class Bench implements Callable<Integer> {
               continue;
             }
             Workloads.sh(t.root(), "rm -rf ./* ./.[!.]* 2>/dev/null; true");
-            long t0 = System.nanoTime();
+            t0 = System.nanoTime();
             new Workloads(sizes).run(group, t.root(), r -> report.add(t.name(), r));
             log(rep, group, t.name(), t0);
           }
         }
       }
+      if (groups.contains("soak")) {
+        long t0 = System.nanoTime();
+        report.soak(SoakWorkload.run(targets.get(0), sizes.soakRound(), sizes.soakSeconds()));
+        log(n - 1, "soak", "flowfs", t0);
+      }
       report.memory(mem.peaksMib());
     } finally {
+      if (scale != null) {
+        scale.close();
+      }
       for (int i = targets.size() - 1; i >= 0; i--) {
         targets.get(i).close();
       }

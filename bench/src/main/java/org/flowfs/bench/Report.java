@@ -54,6 +54,8 @@ final class Report {
   private final Map<String, Map<String, List<Double>>> values = new LinkedHashMap<>();
   private final Map<String, String> notes = new LinkedHashMap<>();
   private Map<String, Long> memory = Map.of();
+  private final List<Integer> scaleServers = new ArrayList<>();
+  private SoakWorkload.Result soak;
 
   synchronized void add(String system, Workloads.Result r) {
     values.computeIfAbsent(r.row(), k -> new LinkedHashMap<>()).computeIfAbsent(system, k -> new ArrayList<>()).add(r.value());
@@ -65,6 +67,40 @@ final class Report {
 
   void memory(Map<String, Long> peaksMib) {
     this.memory = peaksMib;
+  }
+
+  void scaleServers(List<Integer> counts) {
+    scaleServers.clear();
+    scaleServers.addAll(counts);
+  }
+
+  void soak(SoakWorkload.Result result) {
+    this.soak = result;
+  }
+
+  SoakWorkload.Result soak() {
+    return soak;
+  }
+
+  /** The scale target: the aggregate at least 0.85 x N x the link rate. */
+  static final double SCALE_TARGET = 0.85;
+
+  /** A scale figure as a fraction of N x the link rate. */
+  Double scaleRatio(int n, String dir) {
+    Double v = median("scale-" + n + "-" + dir, "flowfs");
+    return v == null ? null : v / (n * ScaleWorkload.LINK_MBPS);
+  }
+
+  /** The memory target: every FlowFS server at most 512 MiB RSS, the mount at most 1 GiB; null without samples. */
+  Boolean memoryMet() {
+    Boolean ok = null;
+    for (Map.Entry<String, Long> e : memory.entrySet()) {
+      if (e.getKey().startsWith("flowfs/") || e.getKey().startsWith("scale/")) {
+        long limit = e.getKey().endsWith("/mount") ? 1024 : 512;
+        ok = (ok == null || ok) && e.getValue() <= limit;
+      }
+    }
+    return ok;
   }
 
   Double median(String row, String system) {
@@ -143,10 +179,33 @@ final class Report {
           num(median(row.name(), "nullfuse")), vsB, num(ratio(row, "nullfuse")), ok == null ? "" : ok ? "met" : "NOT MET"));
     }
     sb.append("(ratios are medians, oriented so that above 1 means FlowFS is better; * api rows: FlowFS client API / FlowFS mount)\n");
+    if (!scaleServers.isEmpty() && values.containsKey("scale-" + scaleServers.get(0) + "-write")) {
+      sb.append(String.format(Locale.ROOT, "%nscale: client API, each I/O server in its own network namespace, each link %d Mbit/s (%.0f MB/s)%n",
+          ScaleWorkload.LINK_MBIT, ScaleWorkload.LINK_MBPS));
+      sb.append(String.format(Locale.ROOT, "%-8s %10s %10s %10s %10s %10s  %s%n", "servers", "write MB/s", "read MB/s", "N x link",
+          "write/link", "read/link", "target (>= " + SCALE_TARGET + ")"));
+      for (int n : scaleServers) {
+        Double w = scaleRatio(n, "write");
+        Double r = scaleRatio(n, "read");
+        boolean ok = w != null && r != null && w >= SCALE_TARGET && r >= SCALE_TARGET;
+        sb.append(String.format(Locale.ROOT, "%-8d %10s %10s %10s %10s %10s  %s%n", n, num(median("scale-" + n + "-write", "flowfs")),
+            num(median("scale-" + n + "-read", "flowfs")), num(n * ScaleWorkload.LINK_MBPS), num(w), num(r), ok ? "met" : "NOT MET"));
+      }
+    }
     if (!memory.isEmpty()) {
-      sb.append("peak RSS (MiB): ");
+      sb.append("\npeak RSS (MiB): ");
       memory.forEach((k, v) -> sb.append(k).append('=').append(v).append(' '));
+      Boolean ok = memoryMet();
+      sb.append(ok == null ? "" : "\nmemory target (FlowFS servers <= 512 MiB, mount <= 1024 MiB, under every workload): "
+          + (ok ? "met" : "NOT MET"));
       sb.append('\n');
+    }
+    if (soak != null) {
+      sb.append(String.format(Locale.ROOT, "soak: %d s of mixed workloads on the mount (%d rounds); RSS MiB at each tenth, growth from tenth %d to the end:%n",
+          soak.seconds(), soak.rounds(), SoakWorkload.MARK));
+      soak.rssMib().forEach((k, v) -> sb.append(String.format(Locale.ROOT, "  %-12s %s  %+.1f%%%n", k, v, 100 * soak.growth(k))));
+      sb.append("soak target (no growth: end within 10% of tenth ").append(SoakWorkload.MARK).append("): ")
+          .append(soak.met() ? "met" : "NOT MET").append('\n');
     }
     notes.forEach((k, v) -> sb.append(k).append(": ").append(v).append('\n'));
     return sb.toString();
@@ -186,12 +245,35 @@ final class Report {
           .append(", \"ratioMount\": ").append(row.name().startsWith("api-") ? apiRatio(row) : null)
           .append(", \"met\": ").append(ok).append('}');
     }
-    sb.append("\n  ],\n  \"peakRssMib\": {");
+    sb.append("\n  ],\n  \"scale\": {\"linkMBps\": ").append(ScaleWorkload.LINK_MBPS).append(", \"target\": ").append(SCALE_TARGET)
+        .append(", \"servers\": [");
+    i = 0;
+    for (int n : scaleServers) {
+      if (!values.containsKey("scale-" + n + "-write")) {
+        continue;
+      }
+      sb.append(i++ == 0 ? "\n" : ",\n").append("    {\"n\": ").append(n)
+          .append(", \"write\": ").append(values.get("scale-" + n + "-write").get("flowfs"))
+          .append(", \"read\": ").append(values.get("scale-" + n + "-read").get("flowfs"))
+          .append(", \"ratioWrite\": ").append(scaleRatio(n, "write"))
+          .append(", \"ratioRead\": ").append(scaleRatio(n, "read")).append('}');
+    }
+    sb.append("]},\n  \"peakRssMib\": {");
     i = 0;
     for (Map.Entry<String, Long> e : memory.entrySet()) {
       sb.append(i++ == 0 ? "" : ", ").append(q(e.getKey())).append(": ").append(e.getValue());
     }
-    return sb.append("}\n}\n").toString();
+    sb.append("},\n  \"memoryMet\": ").append(memoryMet());
+    if (soak != null) {
+      sb.append(",\n  \"soak\": {\"seconds\": ").append(soak.seconds()).append(", \"rounds\": ").append(soak.rounds())
+          .append(", \"mark\": ").append(SoakWorkload.MARK).append(", \"met\": ").append(soak.met()).append(", \"rssMib\": {");
+      i = 0;
+      for (Map.Entry<String, List<Long>> e : soak.rssMib().entrySet()) {
+        sb.append(i++ == 0 ? "" : ", ").append(q(e.getKey())).append(": ").append(e.getValue());
+      }
+      sb.append("}}");
+    }
+    return sb.append("\n}\n").toString();
   }
 
   private static String q(String s) {

@@ -1,17 +1,12 @@
 package org.flowfs.bench;
 
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import org.flowfs.cli.EmbeddedCluster;
 import org.flowfs.cli.RoleProcess;
 
 /** The four systems the benchmark compares. */
@@ -82,85 +77,24 @@ final class Targets {
     return new FlowFsTarget(work.resolve("flowfs"), ioServers, settings);
   }
 
-  /** A running FlowFS: its config file, its mount, its processes. */
+  /** A running FlowFS: its server processes, its config file, its mount. */
   static final class FlowFsTarget implements Target {
     final Path conf;
     private final Path mnt;
-    private final Map<String, Process> procs = new LinkedHashMap<>();
+    private final ServerProcesses servers;
+    private final Process mount;
 
     FlowFsTarget(Path dir, int ioServers, List<String> settings) throws Exception {
-      Path data = Files.createDirectories(dir.resolve("data"));
       mnt = Files.createDirectories(dir.resolve("mnt"));
-      conf = data.resolve("flowfs.conf");
-      StringBuilder text = new StringBuilder();
-      for (String line : EmbeddedCluster.configText(data, ioServers, 0).split("\n")) {
-        if (line.endsWith(":0")) {
-          line = line.substring(0, line.length() - 1) + freePort();
-        }
-        text.append(line).append('\n');
-      }
-      for (String kv : settings) {
-        int eq = kv.indexOf('=');
-        if (eq <= 0) {
-          throw new IllegalArgumentException("--flowfs-config wants KEY=VALUE, got: " + kv);
-        }
-        text.append(kv, 0, eq).append(" = ").append(kv.substring(eq + 1)).append('\n');
-      }
-      Files.writeString(conf, text);
-      Path logs = Files.createDirectories(data.resolve("logs"));
+      servers = new ServerProcesses(dir.resolve("data"), ioServers, settings, ServerProcesses.Placement.LOOPBACK);
+      conf = servers.conf;
       try {
-        for (int i = 0; i < ioServers; i++) {
-          start("ioserver" + i, logs, List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i)), "512m");
-        }
-        for (int i = 0; i < ioServers; i++) {
-          awaitPort(port(text, "io." + i + ".address"), "ioserver" + i);
-        }
-        start("metaserver", logs, List.of("metaserver", "--config", conf.toString()), "512m");
-        awaitPort(port(text, "meta.address"), "metaserver");
-        Process m = Mounts.start(RoleProcess.command("1g", List.of("mount", "--config", conf.toString(), mnt.toString())),
-            mnt, logs.resolve("mount.log"));
-        procs.put("mount", m);
+        mount = Mounts.start(RoleProcess.command("1g", List.of("mount", "--config", conf.toString(), mnt.toString())),
+            mnt, servers.logs.resolve("mount.log"));
       } catch (Exception e) {
-        close();
+        servers.close();
         throw e;
       }
-    }
-
-    private static int freePort() throws IOException {
-      try (ServerSocket s = new ServerSocket(0)) {
-        return s.getLocalPort();
-      }
-    }
-
-    private static int port(CharSequence text, String key) {
-      for (String line : text.toString().split("\n")) {
-        if (line.startsWith(key + " = ")) {
-          return Integer.parseInt(line.substring(line.lastIndexOf(':') + 1).strip());
-        }
-      }
-      throw new IllegalStateException(key);
-    }
-
-    private void start(String role, Path logs, List<String> args, String heap) throws IOException {
-      Process p = new ProcessBuilder(RoleProcess.command(heap, args)).redirectErrorStream(true)
-          .redirectOutput(logs.resolve(role + ".log").toFile()).start();
-      procs.put(role, p);
-    }
-
-    private void awaitPort(int port, String role) throws Exception {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (System.nanoTime() < deadline) {
-        try (Socket s = new Socket()) {
-          s.connect(new InetSocketAddress("127.0.0.1", port), 200);
-          return;
-        } catch (IOException e) {
-          if (!procs.get(role).isAlive()) {
-            throw new IOException(role + " exited");
-          }
-          Thread.sleep(50);
-        }
-      }
-      throw new IOException(role + " did not listen on " + port);
     }
 
     @Override
@@ -175,19 +109,15 @@ final class Targets {
 
     @Override
     public Map<String, Long> pids() {
-      Map<String, Long> m = new LinkedHashMap<>();
-      procs.forEach((k, v) -> m.put(k, v.pid()));
+      Map<String, Long> m = new LinkedHashMap<>(servers.pids());
+      m.put("mount", mount.pid());
       return m;
     }
 
     @Override
     public void close() {
-      Mounts.stop(procs.remove("mount"), mnt);
-      List<String> roles = new ArrayList<>(procs.keySet());
-      for (int i = roles.size() - 1; i >= 0; i--) {
-        Mounts.stop(procs.get(roles.get(i)), Path.of("/nonexistent"));
-      }
-      procs.clear();
+      Mounts.stop(mount, mnt);
+      servers.close();
     }
   }
 }

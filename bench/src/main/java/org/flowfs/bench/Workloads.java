@@ -20,10 +20,20 @@ import java.util.regex.Pattern;
  * calls from Java, the same way on every system.
  */
 final class Workloads {
-  /** Sizes of one run: the full suite, or a short smoke run for CI. */
-  record Sizes(int seqMib, int parMib, int randMib, int randSeconds, int smallFiles, int dirs, String tree, int apiMib) {
-    static final Sizes FULL = new Sizes(1024, 256, 256, 10, 10_000, 10_000, "/usr/include", 1024);
-    static final Sizes SMOKE = new Sizes(32, 8, 16, 1, 300, 300, "/usr/include/linux", 32);
+  /**
+   * Sizes of one run: the full suite, or a short smoke run for CI. {@code scaleServers}: the I/O
+   * server counts of the scale workload; {@code soakSeconds}: the length of the mixed soak.
+   */
+  record Sizes(int seqMib, int parMib, int randMib, int randSeconds, int smallFiles, int dirs, String tree, int apiMib,
+      int scaleMib, List<Integer> scaleServers, int soakSeconds) {
+    static final Sizes FULL = new Sizes(1024, 256, 256, 10, 10_000, 10_000, "/usr/include", 1024, 2048, List.of(1, 2, 4, 8), 600);
+    static final Sizes SMOKE = new Sizes(32, 8, 16, 1, 300, 300, "/usr/include/linux", 32, 32, List.of(1, 2), 30);
+
+    /** The sizes of one round of the soak: every group, smaller. */
+    Sizes soakRound() {
+      return new Sizes(Math.min(seqMib, 128), Math.min(parMib, 32), Math.min(randMib, 32), Math.min(randSeconds, 2),
+          Math.min(smallFiles, 1000), Math.min(dirs, 1000), tree.equals("/usr/include") ? "/usr/include/linux" : tree, 0, 0, List.of(), 0);
+    }
   }
 
   /** One measured figure. */

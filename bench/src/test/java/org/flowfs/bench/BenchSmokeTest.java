@@ -1,5 +1,6 @@
 package org.flowfs.bench;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,17 +13,18 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The benchmark's smoke run, in every CI run so that the suite cannot rot: every workload on every
  * system, tiny sizes, one repetition; every row gets a figure from every system it applies to, and
- * the table, JSON and chart are written. The figures themselves are not judged here: targets live
- * in the full run, not in tests.
+ * the table, JSON and chart are written; the scale workload runs with 1 and 2 I/O servers in
+ * network namespaces, and the soak samples every FlowFS process throughout. The figures themselves
+ * are not judged here: targets live in the full run, not in tests.
  */
 class BenchSmokeTest {
   @Test
   void smokeRun_producesEveryFigure(@TempDir Path tmp) throws Exception {
     Bench b = new Bench();
     b.work = Path.of("/var/tmp/flowfs-bench-smoke");
-    Workloads.Sizes tiny = new Workloads.Sizes(8, 2, 4, 1, 50, 50, "/usr/include/linux/netfilter", 8);
+    Workloads.Sizes tiny = new Workloads.Sizes(8, 2, 4, 1, 50, 50, "/usr/include/linux/netfilter", 8, 8, List.of(1, 2), 10);
     List<String> groups = new java.util.ArrayList<>(Workloads.GROUPS);
-    groups.add("api");
+    groups.addAll(List.of("api", "scale", "soak"));
     Report r = b.run(tiny, 1, groups);
     for (Report.Row row : Report.ROWS) {
       assertNotNull(r.median(row.name(), "flowfs"), "no FlowFS figure for " + row.name());
@@ -35,6 +37,20 @@ class BenchSmokeTest {
       }
       assertTrue(r.median(row.name(), "flowfs") > 0, row.name());
     }
+    for (int n : List.of(1, 2)) {
+      assertTrue(r.median("scale-" + n + "-write", "flowfs") > 0, "scale write with " + n + " I/O servers");
+      assertTrue(r.median("scale-" + n + "-read", "flowfs") > 0, "scale read with " + n + " I/O servers");
+    }
+    assertNotNull(r.soak(), "no soak result");
+    assertTrue(r.soak().rounds() > 0, "the soak ran no round");
+    r.soak().rssMib().forEach((process, samples) -> {
+      assertEquals(SoakWorkload.SAMPLES + 1, samples.size(), process + ": " + samples);
+      assertTrue(samples.stream().allMatch(v -> v > 0), process + " was not alive throughout the soak: " + samples);
+    });
+    assertTrue(r.soak().rssMib().containsKey("mount"), r.soak().rssMib().toString());
+    assertTrue(r.table().contains("scale:"), r.table());
+    assertTrue(r.table().contains("soak target"), r.table());
+    Workloads.sh(Path.of("/"), "test -z \"$(ip netns list | grep ffsb-io)\"");
     r.write(tmp);
     assertTrue(Files.readString(tmp.resolve("results.json")).contains("\"seq-write\""));
     assertTrue(Files.readString(tmp.resolve("results.svg")).startsWith("<svg"));
