@@ -3,11 +3,13 @@ package org.flowfs.bench;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.function.Consumer;
 import org.flowfs.client.Caller;
 import org.flowfs.client.FileSystemClient;
 import org.flowfs.client.OpenFile;
 import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.flow.BufferedFlowProtocol;
 import org.flowfs.common.rpc.NetRuntime;
 
 /** FlowFS through its client library, no FUSE: what the kernel round trips cost the mount. */
@@ -22,6 +24,31 @@ final class ApiWorkload {
     out.accept(new Workloads.Result("api-write", t.write()));
     out.accept(new Workloads.Result("api-read", t.read()));
   }
+
+  /**
+   * The client API once per flow protocol, each over its own FlowFS (a metadata server and {@code
+   * ioServers} I/O servers as processes, the protocol set for servers and client alike): rows
+   * {@code api-write-PROTOCOL} and {@code api-read-PROTOCOL}.
+   */
+  static void protocols(Path work, int ioServers, int mib, MemorySampler mem, Consumer<Workloads.Result> out) throws Exception {
+    for (String protocol : PROTOCOLS) {
+      Path dir = work.resolve("protocol-" + protocol);
+      Workloads.sh(Path.of("/"), "rm -rf '" + dir + "'");
+      try (ServerProcesses servers = new ServerProcesses(dir, ioServers, List.of("flow.protocol=" + protocol),
+          ServerProcesses.Placement.LOOPBACK)) {
+        mem.watch("protocols", servers.pids());
+        Throughput t = measure(servers.conf, mib, 1);
+        out.accept(new Workloads.Result("api-write-" + protocol, t.write()));
+        out.accept(new Workloads.Result("api-read-" + protocol, t.read()));
+      } finally {
+        mem.unwatch("protocols");
+      }
+      Workloads.sh(Path.of("/"), "rm -rf '" + dir + "'");
+    }
+  }
+
+  /** The flow protocols FlowFS registers. */
+  static final List<String> PROTOCOLS = List.of(BufferedFlowProtocol.DOUBLE_BUFFER, BufferedFlowProtocol.SINGLE_BUFFER);
 
   /**
    * Writes a new file of {@code mib} MiB in calls of {@code chunkMib} MiB, fsyncs it, drops the

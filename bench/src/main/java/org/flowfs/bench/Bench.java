@@ -32,7 +32,7 @@ public final class Bench implements Callable<Integer> {
   @Option(names = "--out", description = "Where the results go (default: bench/results).")
   Path out = Path.of("bench/results");
 
-  @Option(names = "--groups", split = ",", description = "Workload groups to run (default: all): seq,par,rand,small,dirs,tree,api,scale,soak.")
+  @Option(names = "--groups", split = ",", description = "Workload groups to run (default: all): seq,par,rand,small,dirs,tree,api,scale,soak; and protocols (the client API with each flow protocol, not in the default).")
   List<String> groups;
 
   @Option(names = "--ioservers", description = "I/O servers of the FlowFS under test (default: 4).")
@@ -71,18 +71,21 @@ public final class Bench implements Callable<Integer> {
     if (!flowfsConfig.isEmpty()) {
       report.note("flowfs config", String.join(", ", flowfsConfig));
     }
+    List<AutoCloseable> opened = new ArrayList<>(); // closed in reverse, at the end or on SIGTERM/Ctrl-C
+    Thread onSignal = new Thread(() -> closeAll(opened), "bench-cleanup");
+    Runtime.getRuntime().addShutdownHook(onSignal);
     List<Target> targets = new ArrayList<>();
     ScaleWorkload scale = null;
     try (MemorySampler mem = new MemorySampler()) {
-      targets.add(Targets.flowfs(work, ioServers, flowfsConfig));
-      targets.add(Targets.bindfs(work));
-      targets.add(Targets.local(work));
-      targets.add(Targets.nullFuse(work));
+      targets.add(opened(opened, Targets.flowfs(work, ioServers, flowfsConfig)));
+      targets.add(opened(opened, Targets.bindfs(work)));
+      targets.add(opened(opened, Targets.local(work)));
+      targets.add(opened(opened, Targets.nullFuse(work)));
       for (Target t : targets) {
         mem.watch(t.name(), t.pids());
       }
       if (groups.contains("scale")) {
-        scale = new ScaleWorkload(sizes.scaleServers().stream().mapToInt(Integer::intValue).max().orElse(1));
+        scale = opened(opened, new ScaleWorkload(sizes.scaleServers().stream().mapToInt(Integer::intValue).max().orElse(1)));
         report.scaleServers(sizes.scaleServers());
       }
       for (int rep = 0; rep < n; rep++) {
@@ -94,6 +97,11 @@ public final class Bench implements Callable<Integer> {
             }
             case "api" -> {
               ApiWorkload.run(((Targets.FlowFsTarget) targets.get(0)).conf, sizes.apiMib(), r -> report.add("flowfs", r));
+              log(rep, group, "flowfs", t0);
+              continue;
+            }
+            case "protocols" -> {
+              ApiWorkload.protocols(work, ioServers, sizes.apiMib(), mem, r -> report.add("flowfs", r));
               log(rep, group, "flowfs", t0);
               continue;
             }
@@ -123,14 +131,35 @@ public final class Bench implements Callable<Integer> {
       }
       report.memory(mem.peaksMib());
     } finally {
-      if (scale != null) {
-        scale.close();
-      }
-      for (int i = targets.size() - 1; i >= 0; i--) {
-        targets.get(i).close();
+      closeAll(opened);
+      try {
+        Runtime.getRuntime().removeShutdownHook(onSignal);
+      } catch (IllegalStateException e) {
+        // already shutting down: the hook runs (and finds nothing left to close)
       }
     }
     return report;
+  }
+
+  private static <T extends AutoCloseable> T opened(List<AutoCloseable> opened, T t) {
+    synchronized (opened) {
+      opened.add(t);
+    }
+    return t;
+  }
+
+  /** Closes what is open, last first; each once, whoever gets here first (the run or the shutdown hook). */
+  private static void closeAll(List<AutoCloseable> opened) {
+    synchronized (opened) {
+      for (int i = opened.size() - 1; i >= 0; i--) {
+        try {
+          opened.get(i).close();
+        } catch (Exception e) {
+          System.err.println("bench: closing " + opened.get(i) + ": " + e);
+        }
+      }
+      opened.clear();
+    }
   }
 
   private static void log(int rep, String group, String system, long t0) {

@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import org.flowfs.cli.EmbeddedCluster;
@@ -36,6 +38,13 @@ final class ServerProcesses implements AutoCloseable {
         return List.of();
       }
     };
+  }
+
+  /** Every instance not yet closed: stopped by a shutdown hook if the benchmark is killed (SIGTERM, Ctrl-C). */
+  private static final Set<ServerProcesses> LIVE = ConcurrentHashMap.newKeySet();
+
+  static {
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> List.copyOf(LIVE).forEach(ServerProcesses::close), "servers-cleanup"));
   }
 
   final Path conf;
@@ -70,6 +79,7 @@ final class ServerProcesses implements AutoCloseable {
       text.append(kv, 0, eq).append(" = ").append(kv.substring(eq + 1)).append('\n');
     }
     Files.writeString(conf, text);
+    LIVE.add(this);
     try {
       for (int i = 0; i < ioServers; i++) {
         List<String> cmd = new ArrayList<>(placement.wrapper(i));
@@ -93,7 +103,7 @@ final class ServerProcesses implements AutoCloseable {
     }
   }
 
-  private void start(String role, List<String> cmd) throws IOException {
+  private synchronized void start(String role, List<String> cmd) throws IOException {
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(logs.resolve(role + ".log").toFile()).start();
     procs.put(role, p);
   }
@@ -115,7 +125,7 @@ final class ServerProcesses implements AutoCloseable {
   }
 
   /** The pids by role. */
-  Map<String, Long> pids() {
+  synchronized Map<String, Long> pids() {
     Map<String, Long> m = new LinkedHashMap<>();
     procs.forEach((k, v) -> m.put(k, v.pid()));
     return m;
@@ -123,7 +133,8 @@ final class ServerProcesses implements AutoCloseable {
 
   /** Stops the servers, metadata server first. */
   @Override
-  public void close() {
+  public synchronized void close() {
+    LIVE.remove(this);
     List<String> roles = new ArrayList<>(procs.keySet());
     for (int i = roles.size() - 1; i >= 0; i--) {
       Mounts.stop(procs.get(roles.get(i)), Path.of("/nonexistent"));

@@ -24,7 +24,7 @@ class BenchSmokeTest {
     b.work = Path.of("/var/tmp/flowfs-bench-smoke");
     Workloads.Sizes tiny = new Workloads.Sizes(8, 2, 4, 1, 50, 50, "/usr/include/linux/netfilter", 8, 8, List.of(1, 2), 10);
     List<String> groups = new java.util.ArrayList<>(Workloads.GROUPS);
-    groups.addAll(List.of("api", "scale", "soak"));
+    groups.addAll(List.of("api", "protocols", "scale", "soak"));
     Report r = b.run(tiny, 1, groups);
     for (Report.Row row : Report.ROWS) {
       assertNotNull(r.median(row.name(), "flowfs"), "no FlowFS figure for " + row.name());
