@@ -37,6 +37,7 @@ final class ApiWorkload {
       try (ServerProcesses servers = new ServerProcesses(dir, ioServers, List.of("flow.protocol=" + protocol),
           ServerProcesses.Placement.LOOPBACK)) {
         mem.watch("protocols", servers.pids());
+        measure(servers.conf, Math.min(mib, 128), 1); // warm-up: new JVMs, like the mount's warm servers
         Throughput t = measure(servers.conf, mib, 1);
         out.accept(new Workloads.Result("api-write-" + protocol, t.write()));
         out.accept(new Workloads.Result("api-read-" + protocol, t.read()));

@@ -18,9 +18,10 @@ import org.flowfs.cli.EmbeddedCluster;
 import org.flowfs.cli.RoleProcess;
 
 /**
- * A metadata server and I/O servers, each its own process of the launcher as systemd runs them,
- * from one config file in {@code dataDir}. I/O server {@code i} listens on {@code ioHost(i)} and
- * may run under a wrapper command (e.g. {@code ip netns exec NAME}).
+ * A metadata server and I/O servers, each its own process of the launcher as systemd runs them
+ * (with the launcher's heap sizes), from one config file in {@code dataDir}. I/O server {@code i}
+ * listens on {@code ioHost(i)} and may run under a wrapper command (e.g. {@code ip netns exec
+ * NAME}).
  */
 final class ServerProcesses implements AutoCloseable {
   /** Where I/O server {@code i} listens and what its command is prefixed with. */
@@ -83,13 +84,13 @@ final class ServerProcesses implements AutoCloseable {
     try {
       for (int i = 0; i < ioServers; i++) {
         List<String> cmd = new ArrayList<>(placement.wrapper(i));
-        cmd.addAll(RoleProcess.command("512m", List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i))));
+        cmd.addAll(RoleProcess.command(List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i))));
         start("ioserver" + i, cmd);
       }
       for (int i = 0; i < ioServers; i++) {
         awaitPort(listen.get("ioserver" + i), "ioserver" + i);
       }
-      start("metaserver", RoleProcess.command("512m", List.of("metaserver", "--config", conf.toString())));
+      start("metaserver", RoleProcess.command(List.of("metaserver", "--config", conf.toString())));
       awaitPort(listen.get("metaserver"), "metaserver");
     } catch (Exception e) {
       close();

@@ -89,7 +89,7 @@ final class Targets {
       servers = new ServerProcesses(dir.resolve("data"), ioServers, settings, ServerProcesses.Placement.LOOPBACK);
       conf = servers.conf;
       try {
-        mount = Mounts.start(RoleProcess.command("1g", List.of("mount", "--config", conf.toString(), mnt.toString())),
+        mount = Mounts.start(RoleProcess.command(List.of("mount", "--config", conf.toString(), mnt.toString())),
             mnt, servers.logs.resolve("mount.log"));
       } catch (Exception e) {
         servers.close();

@@ -8,6 +8,23 @@ import java.util.List;
 public final class RoleProcess {
   private RoleProcess() {}
 
+  /**
+   * The heap (and direct memory) {@code bin/flowfs}, and so the systemd units, give a subcommand:
+   * keep the two in step.
+   */
+  public static String defaultHeap(String subcommand) {
+    return switch (subcommand) {
+      case "up" -> "1g";
+      case "mount" -> "512m";
+      default -> "256m";
+    };
+  }
+
+  /** {@link #command(String, List)} with the heap {@code bin/flowfs} gives the subcommand. */
+  public static List<String> command(List<String> args) {
+    return command(defaultHeap(args.get(0)), args);
+  }
+
   /** {@code java <flags> -cp <this classpath> org.flowfs.cli.Main args...} */
   public static List<String> command(String heap, List<String> args) {
     List<String> cmd = new ArrayList<>();
