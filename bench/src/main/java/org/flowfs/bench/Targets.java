@@ -3,7 +3,6 @@ package org.flowfs.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,9 +44,7 @@ final class Targets {
   /** A Java (jnr-fuse) file system that stores nothing: the ceiling of Java FUSE here. */
   static Target nullFuse(Path work) throws Exception {
     Path mnt = Files.createDirectories(work.resolve("null-mnt"));
-    List<String> cmd = new ArrayList<>(RoleProcess.command("512m", List.of()));
-    cmd.set(cmd.size() - 1, NullFuse.class.getName());
-    cmd.add(mnt.toString());
+    List<String> cmd = RoleProcess.java(RoleProcess.defaultHeap("mount"), NullFuse.class.getName(), List.of(mnt.toString()));
     Process p = Mounts.start(cmd, mnt, work.resolve("nullfuse.log"));
     return process("nullfuse", mnt, p, Map.of("nullfuse", p.pid()));
   }

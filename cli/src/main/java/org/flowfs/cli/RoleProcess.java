@@ -27,6 +27,11 @@ public final class RoleProcess {
 
   /** {@code java <flags> -cp <this classpath> org.flowfs.cli.Main args...} */
   public static List<String> command(String heap, List<String> args) {
+    return java(heap, Main.class.getName(), args);
+  }
+
+  /** {@code java <flags> -cp <this classpath> mainClass args...}: the flags FlowFS's JVMs need. */
+  public static List<String> java(String heap, String mainClass, List<String> args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + heap);
@@ -38,7 +43,7 @@ public final class RoleProcess {
     cmd.add("-Dio.netty.tryReflectionSetAccessible=true");
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
-    cmd.add(Main.class.getName());
+    cmd.add(mainClass);
     cmd.addAll(args);
     return cmd;
   }

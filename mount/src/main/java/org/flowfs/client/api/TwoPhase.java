@@ -3,7 +3,9 @@ package org.flowfs.client.api;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.flowfs.client.FileSystemClient;
 import org.flowfs.client.OpenFile;
 import org.flowfs.common.Errno;
@@ -287,39 +289,37 @@ final class TwoPhase {
     return out.array();
   }
 
+  /**
+   * The file ranges {@code {start, end}} of the pieces in the members' piece lists ({@code int n,
+   * n x (long offset, int length, long position)}), in list order.
+   */
+  private static long[][] ranges(byte[][] in) {
+    List<long[]> out = new ArrayList<>();
+    for (byte[] m : in) {
+      ByteBuffer b = ByteBuffer.wrap(m);
+      int n = b.getInt();
+      for (int i = 0; i < n; i++) {
+        long off = b.getLong();
+        int len = b.getInt();
+        b.getLong();
+        out.add(new long[] {off, off + len});
+      }
+    }
+    return out.toArray(long[][]::new);
+  }
+
   /** Aggregator, write: assembles the window from every member's pieces and writes it at once. */
   private static void aggregateWrite(Call c, byte[][] in) {
-    long wlo = Long.MAX_VALUE;
-    long whi = Long.MIN_VALUE;
-    int count = 0;
-    for (byte[] m : in) {
-      ByteBuffer b = ByteBuffer.wrap(m);
-      int n = b.getInt();
-      for (int i = 0; i < n; i++) {
-        long off = b.getLong();
-        int len = b.getInt();
-        b.getLong();
-        wlo = Math.min(wlo, off);
-        whi = Math.max(whi, off + len);
-        count++;
-      }
-    }
-    if (count == 0) {
+    long[][] ranges = ranges(in);
+    if (ranges.length == 0) {
       return;
     }
-    long[][] ranges = new long[count][];
-    int k = 0;
-    for (byte[] m : in) {
-      ByteBuffer b = ByteBuffer.wrap(m);
-      int n = b.getInt();
-      for (int i = 0; i < n; i++) {
-        long off = b.getLong();
-        int len = b.getInt();
-        b.getLong();
-        ranges[k++] = new long[] {off, off + len};
-      }
-    }
     Arrays.sort(ranges, (x, y) -> Long.compare(x[0], y[0]));
+    long wlo = ranges[0][0];
+    long whi = Long.MIN_VALUE;
+    for (long[] r : ranges) {
+      whi = Math.max(whi, r[1]);
+    }
     long covered = wlo;
     for (long[] r : ranges) {
       if (r[0] > covered) {
@@ -361,16 +361,9 @@ final class TwoPhase {
   private static byte[][] aggregateRead(Call c, byte[][] in, boolean failed) {
     long wlo = Long.MAX_VALUE;
     long whi = Long.MIN_VALUE;
-    for (byte[] m : in) {
-      ByteBuffer b = ByteBuffer.wrap(m);
-      int n = b.getInt();
-      for (int i = 0; i < n; i++) {
-        long off = b.getLong();
-        int len = b.getInt();
-        b.getLong();
-        wlo = Math.min(wlo, off);
-        whi = Math.max(whi, off + len);
-      }
+    for (long[] r : ranges(in)) {
+      wlo = Math.min(wlo, r[0]);
+      whi = Math.max(whi, r[1]);
     }
     ByteBuf window = null;
     long got = 0;

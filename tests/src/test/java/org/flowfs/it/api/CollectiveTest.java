@@ -267,19 +267,6 @@ class CollectiveTest {
   }
 
   static List<String> command(String... args) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
-    cmd.add("-XX:TieredStopAtLevel=1");
-    cmd.add("--add-opens");
-    cmd.add("java.base/java.nio=ALL-UNNAMED");
-    cmd.add("--add-opens");
-    cmd.add("java.base/jdk.internal.misc=ALL-UNNAMED");
-    cmd.add("-Dio.netty.tryReflectionSetAccessible=true");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(CollectiveMember.class.getName());
-    cmd.addAll(List.of(args));
-    return cmd;
+    return org.flowfs.cli.RoleProcess.java("256m", CollectiveMember.class.getName(), List.of(args));
   }
 }
