@@ -593,47 +593,40 @@ public final class RequestCursor {
         curRem -= take;
         pos += take;
         if (curRem == 0 && fastCount > 0 && fastStride > fastLen) {
-          // the rest of a regular leaf: whole blocks of this server's run, in a tight loop
+          // the rest of a regular leaf: as many whole blocks as fit this server's run, the limit,
+          // bytemax, the stream and segmax, counted first and then written in a counted loop
           final long len = fastLen;
           final long stride = fastStride;
-          final long stop = Math.min(runEnd, limit) - len; // last start that fits the run
-          final long room = Math.min(bytemax - bytes, total - pos) - len; // 0 <= after adding
           long j = fIdx[leaf] + 1;
           long blockStart = fastBase + j * stride;
-          long added = 0;
-          if (countOnly) {
-            while (j < fastCount && blockStart <= stop && added <= room) {
-              added += len;
-              j++;
-              blockStart += stride;
-            }
-          } else if (server) {
-            long o = runPhys + (blockStart - runStart);
-            while (j < fastCount && blockStart <= stop && added <= room && segs < segmax) {
-              offs[segs] = o;
-              sizes[segs] = len;
-              segs++;
-              added += len;
-              j++;
-              blockStart += stride;
-              o += stride;
-            }
-            if (added > 0) {
-              lastEnd = o - stride + len;
-            }
-          } else {
-            // client buffer positions of consecutive blocks touch: one growing segment
-            while (j < fastCount && blockStart <= stop && added <= room) {
-              added += len;
-              j++;
-              blockStart += stride;
-            }
-            sizes[segs - 1] += added;
-            lastEnd += added;
+          long k = fastCount - j;
+          if (server && !countOnly) {
+            k = Math.min(k, segmax - segs);
           }
-          if (added > 0) {
-            fIdx[leaf] = j - 1;
-            curOff = blockStart - stride + len;
+          k = fit(k, Math.min(runEnd, limit) - len - blockStart, stride);
+          k = fit(k, Math.min(bytemax - bytes, total - pos) - len, len);
+          if (k > 0) {
+            long added = k * len;
+            if (countOnly) {
+              // nothing to write
+            } else if (server) {
+              long o = runPhys + (blockStart - runStart);
+              final int end = segs + (int) k;
+              for (int t = segs; t < end; t++) {
+                offs[t] = o;
+                sizes[t] = len;
+                o += stride;
+              }
+              segs = end;
+              lastEnd = o - stride + len;
+            } else {
+              // client buffer positions of consecutive blocks touch: one growing segment
+              sizes[segs - 1] += added;
+              lastEnd += added;
+            }
+            j += k - 1;
+            fIdx[leaf] = j;
+            curOff = fastBase + j * stride + len;
             bytes += added;
             pos += added;
           }
@@ -695,6 +688,22 @@ public final class RequestCursor {
     }
     out.set(segs, bytes, eof);
     return done ? RequestProcessor.DONE : pos;
+  }
+
+  /**
+   * The most of {@code k} steps {@code 0 .. k-1} with {@code t * step <= span}: {@code k} itself
+   * when all of them do (checked without dividing when the product cannot overflow), else {@code
+   * span / step + 1}; 0 when {@code span} is negative. {@code step > 0}.
+   */
+  private static long fit(long k, long span, long step) {
+    if (k <= 0 || span < 0) {
+      return 0;
+    }
+    long last = k - 1;
+    if ((last | step) >>> 31 == 0 && last * step <= span) {
+      return k;
+    }
+    return Math.min(k, span / step + 1);
   }
 
   private static final int MORE = 0;
