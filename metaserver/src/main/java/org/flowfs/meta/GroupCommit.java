@@ -30,8 +30,10 @@ import org.slf4j.LoggerFactory;
  * again one by one, each in a commit of its own; the broken one fails with EIO and changed
  * nothing.
  *
- * <p>Futures are completed on the {@code completions} executor, one task per group, never on the
- * writer thread (unless the executor refuses the task), so no continuation can stall the writer.
+ * <p>Futures are never completed on the writer thread (unless an executor refuses the task), so no
+ * continuation can stall the writer: a mutation submitted from a network event loop completes on
+ * that event loop (where its answer is written, so it goes out without another hand-over between
+ * threads), any other on the {@code completions} executor, one task per group and executor.
  *
  * <p>Thread safe.
  */
@@ -47,7 +49,7 @@ final class GroupCommit {
     void rollback();
   }
 
-  private final Pending<Void> stop = new Pending<>(null);
+  private final Pending<Void> stop = new Pending<>(null, null);
   private final BlockingQueue<Pending<?>> queue = new LinkedBlockingQueue<>();
   private final Object admission = new Object();
   private boolean accepting = true; // guarded by admission
@@ -77,7 +79,7 @@ final class GroupCommit {
 
   /** Queues {@code op}; after {@link #close(long)} the future fails with EIO. Never blocks. */
   <T> CompletableFuture<T> submit(Function<Namespace, T> op) {
-    Pending<T> p = new Pending<>(op);
+    Pending<T> p = new Pending<>(op, io.netty.util.internal.ThreadExecutorMap.currentExecutor());
     synchronized (admission) {
       if (!accepting) {
         return CompletableFuture.failedFuture(NamespaceStore.closedError());
@@ -227,8 +229,26 @@ final class GroupCommit {
   }
 
   private void complete(List<Pending<?>> group) {
+    Executor first = group.get(0).origin;
+    boolean one = true;
+    for (Pending<?> p : group) {
+      one &= p.origin == first;
+    }
+    if (one) {
+      completeOn(first, group);
+      return;
+    }
+    java.util.Map<Executor, List<Pending<?>>> byOrigin = new java.util.LinkedHashMap<>();
+    for (Pending<?> p : group) {
+      byOrigin.computeIfAbsent(p.origin, o -> new ArrayList<>()).add(p);
+    }
+    byOrigin.forEach(this::completeOn);
+  }
+
+  /** Completes {@code group} on {@code origin}, or on the completions executor if that is null. */
+  private void completeOn(Executor origin, List<Pending<?>> group) {
     try {
-      completions.execute(() -> group.forEach(Pending::complete));
+      (origin != null ? origin : completions).execute(() -> group.forEach(Pending::complete));
     } catch (RejectedExecutionException e) {
       group.forEach(Pending::complete);
     }
@@ -237,12 +257,15 @@ final class GroupCommit {
   /** One queued mutation, its outcome once applied, and the future that reports it. */
   private static final class Pending<T> {
     final Function<Namespace, T> op;
+    /** The event loop that submitted it, or null. */
+    final Executor origin;
     final CompletableFuture<T> future = new CompletableFuture<>();
     private T result;
     private FsException failure;
 
-    Pending(Function<Namespace, T> op) {
+    Pending(Function<Namespace, T> op, Executor origin) {
       this.op = op;
+      this.origin = origin;
     }
 
     /** Applies the mutation; an {@link FsException} is its outcome, anything else escapes. */

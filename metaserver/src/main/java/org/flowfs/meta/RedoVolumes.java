@@ -4,14 +4,14 @@ import java.io.IOException;
 import java.nio.file.Path;
 import org.mapdb.DB;
 import org.mapdb.StoreWAL;
-import org.mapdb.volume.ByteArrayVol;
 import org.mapdb.volume.Volume;
 import org.mapdb.volume.VolumeFactory;
 
 /**
  * Opens a MapDB {@link DB} with transactions on whose store file is a {@link RedoVolume}: the
  * store file through the redo volume, MapDB's own write-ahead log in memory (it only serves
- * commit and rollback; the redo volume makes commits atomic on disk).
+ * commit and rollback; the redo volume makes commits atomic on disk), in a {@link WalVolume}
+ * reused from commit to commit.
  *
  * <p>{@code DBMaker.volumeDB(volume, ..).transactionEnable()} cannot do this in MapDB 3.1.0: its
  * factory hands the one volume to the write-ahead log too, which then overwrites and closes it.
@@ -25,6 +25,8 @@ final class RedoVolumes extends VolumeFactory {
 
   private final String storeName;
   private final RedoVolume store;
+  /** MapDB starts a new log per commit: its memory is reused rather than allocated each time. */
+  private final WalVolume.Spare walMemory = new WalVolume.Spare();
 
   private RedoVolumes(String storeName, RedoVolume store) {
     this.storeName = storeName;
@@ -64,7 +66,7 @@ final class RedoVolumes extends VolumeFactory {
     if (storeName.equals(file)) {
       return store;
     }
-    return new ByteArrayVol(sliceShift, initSize); // MapDB's write-ahead log: memory is enough
+    return walMemory.newVolume(); // MapDB's write-ahead log: memory is enough
   }
 
   @Override

@@ -13,14 +13,13 @@ final class Await {
   private Await() {}
 
   static <T> T get(CompletableFuture<T> f, Duration timeout) {
+    // wait on the outcome rather than on the value: f.get() would wrap a failure in a new
+    // ExecutionException, a stack trace of the whole FUSE call per ENOENT or ENODATA
+    Throwable failure;
     try {
-      return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      failure = f.handle((v, t) -> t).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
-      Throwable c = Errno.unwrap(e);
-      if (c instanceof FsException fe) {
-        throw fe;
-      }
-      throw new FsException(Errno.from(c), String.valueOf(c.getMessage()), c);
+      failure = e.getCause(); // not reached: the outcome future never fails
     } catch (TimeoutException e) {
       f.cancel(false);
       throw new FsException(Errno.EIO, "no answer within " + timeout.toMillis() + " ms");
@@ -28,5 +27,13 @@ final class Await {
       Thread.currentThread().interrupt();
       throw new FsException(Errno.EINTR, "interrupted");
     }
+    if (failure == null) {
+      return f.getNow(null);
+    }
+    Throwable c = Errno.unwrap(failure);
+    if (c instanceof FsException fe) {
+      throw fe;
+    }
+    throw new FsException(Errno.from(c), String.valueOf(c.getMessage()), c);
   }
 }
