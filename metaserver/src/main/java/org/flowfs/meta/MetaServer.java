@@ -164,7 +164,7 @@ public final class MetaServer implements AutoCloseable {
       if (r.gone() && r.attr().layout() != null) {
         reaper.reap(r.attr().handle(), r.attr().layout().datafiles());
       }
-      return new RemoveResp(r.attr().handle(), r.gone());
+      return new RemoveResp(r.attr().handle(), r.gone(), r.attr().ctimeNs()); // stamped like the parent
     }));
     t.async(RenameReq.class, Access.MODIFY, (q, ctx) ->
         store.rename(q.srcParent(), q.srcName(), q.dstParent(), q.dstName(), q.flags(), now()).thenApply(r -> {

@@ -138,8 +138,8 @@ public interface MetadataStore extends AutoCloseable {
    */
   List<Doomed> doomed(int max);
 
-  /** The datafiles of {@code metafile} are gone from the I/O servers: drop it from the queue. */
-  CompletableFuture<Void> reaped(Handle metafile);
+  /** The datafiles of {@code metafiles} are gone from the I/O servers: drop them from the queue. */
+  CompletableFuture<Void> reaped(java.util.Collection<Handle> metafiles);
 
   /** A file in the removal queue and its datafiles. */
   record Doomed(Handle metafile, List<Handle> datafiles) {}

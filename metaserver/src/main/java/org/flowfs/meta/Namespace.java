@@ -466,9 +466,11 @@ final class Namespace {
     return out;
   }
 
-  /** The datafiles of {@code metafile} are removed: it leaves the removal queue. */
-  Void reaped(Handle metafile) {
-    t.doomed().remove(metafile.id());
+  /** The datafiles of {@code metafiles} are removed: they leave the removal queue. */
+  Void reaped(java.util.List<Handle> metafiles) {
+    for (Handle m : metafiles) {
+      t.doomed().remove(m.id());
+    }
     return null;
   }
 

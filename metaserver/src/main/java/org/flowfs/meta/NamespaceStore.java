@@ -127,9 +127,9 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   }
 
   @Override
-  public CompletableFuture<Void> reaped(Handle metafile) {
-    Objects.requireNonNull(metafile, "metafile");
-    return mutate(ns -> ns.reaped(metafile));
+  public CompletableFuture<Void> reaped(java.util.Collection<Handle> metafiles) {
+    List<Handle> copy = List.copyOf(metafiles); // no null
+    return mutate(ns -> ns.reaped(copy));
   }
 
   @Override

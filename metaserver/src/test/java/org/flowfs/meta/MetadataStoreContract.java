@@ -1063,7 +1063,7 @@ abstract class MetadataStoreContract {
     assertEquals(List.of(), store.doomed(10), "a file with a name left keeps its datafiles");
     join(store.remove(ROOT, "g", false, tick()));
     assertEquals(List.of(new MetadataStore.Doomed(f.handle(), LAYOUT.datafiles())), store.doomed(10));
-    join(store.reaped(f.handle()));
+    join(store.reaped(List.of(f.handle())));
     assertEquals(List.of(), store.doomed(10));
   }
 

@@ -516,12 +516,22 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = resolve(s.parent());
     counters.increment(dir ? "meta.rmdir" : "meta.unlink");
+    boolean done = false;
     try {
       var r = meta(new RemoveReq(p, s.name(), dir));
       attrs.invalidate(r.handle());
+      // the server stamped the parent with the time it returned, and a directory unlinked it:
+      // update the cached parent rather than ask for it again (the kernel will), as created() does
+      Attr cached = attrs.get(p);
+      if (cached != null) {
+        attrs.put(cached.withEntriesChanged(r.timeNs(), dir ? -1 : 0));
+        done = true;
+      }
     } finally {
       names.invalidate(p, s.name());
-      attrs.invalidate(p);
+      if (!done) {
+        attrs.invalidate(p);
+      }
     }
   }
 

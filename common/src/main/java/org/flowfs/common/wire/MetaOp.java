@@ -128,9 +128,12 @@ public sealed interface MetaOp extends Message {
     }
   }
 
-  /** The removed object and whether that was its last name. */
+  /**
+   * The removed object, whether it is gone (its last name went), and the time the server stamped
+   * the parent directory's mtime and ctime with (so a client can update what it caches of it).
+   */
   @Wire(110)
-  record RemoveResp(Handle handle, boolean gone) implements MetaOp {}
+  record RemoveResp(Handle handle, boolean gone, long timeNs) implements MetaOp {}
 
   /** Renames atomically, replacing an existing target as POSIX rename does. */
   @Wire(111)
