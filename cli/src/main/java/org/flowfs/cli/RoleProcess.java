@@ -20,9 +20,23 @@ public final class RoleProcess {
     };
   }
 
+  /**
+   * Whether the subcommand is a server, whose heap {@code bin/flowfs} commits and touches at start
+   * ({@code -Xms} = {@code -Xmx}, {@code -XX:+AlwaysPreTouch}): a long-running server's resident
+   * memory is then what it will stay, rather than creeping up as the collector first uses each
+   * part of the heap over hours.
+   */
+  public static boolean preTouched(String subcommand) {
+    return subcommand.equals("metaserver") || subcommand.equals("ioserver");
+  }
+
   /** {@link #command(String, List)} with the heap {@code bin/flowfs} gives the subcommand. */
   public static List<String> command(List<String> args) {
-    return command(defaultHeap(args.get(0)), args);
+    List<String> cmd = command(defaultHeap(args.get(0)), args);
+    if (preTouched(args.get(0))) {
+      cmd.addAll(2, List.of("-Xms" + defaultHeap(args.get(0)), "-XX:+AlwaysPreTouch"));
+    }
+    return cmd;
   }
 
   /** {@code java <flags> -cp <this classpath> org.flowfs.cli.Main args...} */

@@ -65,12 +65,15 @@ final class FileBStreamStore implements BStreamStore {
     }
   }
 
+  /** {@code data/00} .. {@code data/ff}: a datafile lives in the one its handle's low byte names. */
+  private final Path[] buckets = new Path[256];
+
   FileBStreamStore(Path dir, int server, int maxOpen) throws IOException {
     this.data = dir.resolve("data");
     this.server = server;
     Files.createDirectories(data);
     for (int b = 0; b < 256; b++) {
-      Files.createDirectories(data.resolve(String.format("%02x", b)));
+      buckets[b] = Files.createDirectories(data.resolve(String.format("%02x", b)));
     }
     this.fileStore = Files.getFileStore(data);
     this.open = Caffeine.newBuilder()
@@ -84,7 +87,7 @@ final class FileBStreamStore implements BStreamStore {
         .build();
     long n = 0;
     for (int b = 0; b < 256; b++) {
-      try (DirectoryStream<Path> ds = Files.newDirectoryStream(data.resolve(String.format("%02x", b)))) {
+      try (DirectoryStream<Path> ds = Files.newDirectoryStream(buckets[b])) {
         for (Path ignored : ds) {
           n++;
         }
@@ -97,7 +100,7 @@ final class FileBStreamStore implements BStreamStore {
     if (h.server() != server) {
       throw new FsException(Errno.EINVAL, "handle " + h + " does not belong to this server");
     }
-    return data.resolve(String.format("%02x", h.local() & 0xFF)).resolve(h.hex());
+    return buckets[(int) (h.local() & 0xFF)].resolve(h.hex());
   }
 
   /** A retained channel, or null when the datafile does not exist and {@code create} is false. */
@@ -105,19 +108,15 @@ final class FileBStreamStore implements BStreamStore {
     for (;;) {
       Chan c = open.getIfPresent(h);
       if (c == null) {
-        FileChannel ch;
-        Path p = path(h);
-        try {
-          ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        } catch (NoSuchFileException e) {
-          if (!create) {
-            return null;
-          }
+        FileChannel ch = create ? createNew(path(h)) : null;
+        if (ch == null) {
           try {
-            ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW);
-            count.incrementAndGet();
-          } catch (java.nio.file.FileAlreadyExistsException raced) {
-            continue;
+            ch = FileChannel.open(path(h), StandardOpenOption.READ, StandardOpenOption.WRITE);
+          } catch (NoSuchFileException e) {
+            if (!create) {
+              return null;
+            }
+            continue; // removed since createNew saw it
           }
         }
         Chan fresh = new Chan(ch);
@@ -131,6 +130,21 @@ final class FileBStreamStore implements BStreamStore {
       if (c.retain()) {
         return c;
       }
+    }
+  }
+
+  /**
+   * Creates the datafile at {@code p} and opens it, or returns null if it exists. A write that
+   * finds no open channel is most often the first write of a new file (a datafile exists only once
+   * written), so creating is tried first: one system call, and no exception, for a new file.
+   */
+  private FileChannel createNew(Path p) throws IOException {
+    try {
+      FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW);
+      count.incrementAndGet();
+      return ch;
+    } catch (java.nio.file.FileAlreadyExistsException exists) {
+      return null;
     }
   }
 
@@ -257,7 +271,7 @@ final class FileBStreamStore implements BStreamStore {
     List<Long> ids = new ArrayList<>();
     try {
       for (int b = 0; b < 256; b++) {
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(data.resolve(String.format("%02x", b)))) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(buckets[b])) {
           for (Path p : ds) {
             String n = p.getFileName().toString();
             if (n.length() == 16) {

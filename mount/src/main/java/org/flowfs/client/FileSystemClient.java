@@ -100,6 +100,7 @@ public final class FileSystemClient implements AutoCloseable {
 
   private record XattrKey(Handle handle, String name) {}
   private final NameCache names;
+  private final StatAhead statAhead;
   private final DataPath data;
   private final FlowInterface flows;
   private final FlowDataPath flowPath;
@@ -117,6 +118,7 @@ public final class FileSystemClient implements AutoCloseable {
     int entries = Math.max(1, config.client().cacheEntries());
     this.attrs = new AttrCache(config.client().attrTimeout(), entries);
     this.names = new NameCache(config.client().entryTimeout(), entries);
+    this.statAhead = new StatAhead(config.client().entryTimeout(), 1024);
     this.noXattrs = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
         .expireAfterWrite(config.client().attrTimeout()).maximumSize(entries).build();
     this.absentXattrs = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
@@ -281,7 +283,44 @@ public final class FileSystemClient implements AutoCloseable {
     Attr a = meta(new LookupReq(dir, name)).attr();
     names.put(dir, name, a.handle());
     attrs.put(a);
+    if (statAhead.foundOnServer(dir)) {
+      listWhole(dir);
+    }
     return a.handle();
+  }
+
+  /**
+   * Caches the entries of {@code dir}, with their attributes, page by page (up to {@link
+   * StatAhead#MAX_ENTRIES}): the directory is being walked name by name. A failure only means the
+   * walk goes on with lookups.
+   */
+  private void listWhole(Handle dir) {
+    counters.increment("meta.statahead");
+    String cursor = null;
+    try {
+      for (int n = 0; n < StatAhead.MAX_ENTRIES; ) {
+        counters.increment("meta.readdir");
+        ReaddirResp page = meta(new ReaddirReq(dir, cursor, READDIR_PAGE, true));
+        cache(dir, page);
+        n += page.entries().size();
+        if (page.eof() || page.entries().isEmpty()) {
+          return;
+        }
+        cursor = page.entries().get(page.entries().size() - 1).name();
+      }
+    } catch (FsException e) {
+      statAhead.listingFailed(dir);
+    }
+  }
+
+  /** Caches the names and attributes of a page of {@code dir}. */
+  private void cache(Handle dir, ReaddirResp page) {
+    for (Dirent e : page.entries()) {
+      names.put(dir, e.name(), e.handle());
+      if (e.attr() != null) {
+        attrs.put(e.attr());
+      }
+    }
   }
 
   // ---- attributes -----------------------------------------------------------------------------
@@ -577,12 +616,7 @@ public final class FileSystemClient implements AutoCloseable {
     while (d.needs(index)) {
       counters.increment("meta.readdir");
       ReaddirResp page = meta(new ReaddirReq(d.dir(), d.cursor(), READDIR_PAGE, true));
-      for (Dirent e : page.entries()) {
-        names.put(d.dir(), e.name(), e.handle());
-        if (e.attr() != null) {
-          attrs.put(e.attr());
-        }
-      }
+      cache(d.dir(), page);
       d.append(page.entries(), page.eof());
     }
     return d.at(index);

@@ -1,0 +1,59 @@
+package org.flowfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A directory walked name by name through the mount (here: {@code stat} of 300 files by name,
+ * after every cache expired) is listed whole once it turned hot, so the walk costs a few pages
+ * rather than a lookup per name; creating files, whose lookups find nothing, lists nothing.
+ */
+class StatAheadTest {
+  static EmbeddedDeployment fs;
+  static Path m;
+
+  @BeforeAll
+  static void up(@TempDir Path tmp) throws Exception {
+    fs = new EmbeddedDeployment(tmp, 2);
+    m = fs.mountPoint();
+  }
+
+  @AfterAll
+  static void down() {
+    if (fs != null) {
+      fs.close();
+    }
+  }
+
+  private static long client(String counter) {
+    return fs.client().counters().get(counter);
+  }
+
+  @Test
+  void statOfManyNames_listsTheDirectoryInsteadOfLookingEachUp() throws Exception {
+    long listingsBefore = client("meta.statahead");
+    Sh.ok(m, "mkdir walk && cd walk && for i in $(seq 0 299); do head -c $i /dev/zero > f$i; done");
+    assertEquals(listingsBefore, client("meta.statahead"), "creating files listed their directory");
+
+    Thread.sleep(1500); // past the entry and attribute timeouts: kernel and client must ask again
+    long lookups = client("meta.lookup");
+    long listings = client("meta.statahead");
+    String sizes = Sh.ok(m.resolve("walk"), "seq -f 'f%g' 0 299 | xargs stat -c '%n %s'");
+    long lookedUp = client("meta.lookup") - lookups;
+    long listed = client("meta.statahead") - listings;
+
+    String[] lines = sizes.strip().split("\n");
+    assertEquals(300, lines.length, sizes);
+    for (int i = 0; i < 300; i++) {
+      assertEquals("f" + i + " " + i, lines[i], "size of f" + i);
+    }
+    assertTrue(listed >= 1, "the directory was never listed");
+    assertTrue(lookedUp < 60, lookedUp + " lookups for 300 names: the listing did not serve them");
+  }
+}
