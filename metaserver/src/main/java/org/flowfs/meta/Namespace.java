@@ -107,7 +107,8 @@ final class Namespace {
       }
       long child = Keys.entryHandle(e.getValue());
       Attr attr = plus ? loadExisting(child).toAttr() : null;
-      out.add(new Dirent(Keys.name(e.getKey()), new Handle(child), Keys.entryType(e.getValue()), attr));
+      boolean xattrs = !plus || !range(t.xattrs(), Keys.first(child), Keys.end(child)).isEmpty();
+      out.add(new Dirent(Keys.name(e.getKey()), new Handle(child), Keys.entryType(e.getValue()), attr, xattrs));
     }
     return new DirPage(out, true);
   }

@@ -324,9 +324,14 @@ abstract class MetadataStoreContract {
     assertEquals(d.handle(), es.get(0).handle());
     assertEquals(f.handle(), es.get(1).handle());
     es.forEach(e -> assertNull(e.attr()));
+    es.forEach(e -> assertTrue(e.xattrs(), "without plus nothing is known of xattrs"));
     List<Dirent> plus = store.readdir(ROOT, null, 10, true).entries();
     assertEquals(attr(d.handle()), plus.get(0).attr());
     assertEquals(attr(f.handle()), plus.get(1).attr());
+    plus.forEach(e -> assertFalse(e.xattrs(), e.name() + " has no xattrs yet"));
+    join(store.setxattr(f.handle(), "user.k", new byte[] {1}, 0, tick()));
+    List<Dirent> after = store.readdir(ROOT, null, 10, true).entries();
+    assertEquals(List.of(false, true, false), after.stream().map(Dirent::xattrs).toList());
   }
 
   @Test

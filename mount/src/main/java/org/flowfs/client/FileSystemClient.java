@@ -313,12 +313,18 @@ public final class FileSystemClient implements AutoCloseable {
     }
   }
 
-  /** Caches the names and attributes of a page of {@code dir}. */
+  /**
+   * Caches the names and attributes of a page of {@code dir}, and which entries have no extended
+   * attributes ({@code ls -l} asks two of every file).
+   */
   private void cache(Handle dir, ReaddirResp page) {
     for (Dirent e : page.entries()) {
       names.put(dir, e.name(), e.handle());
       if (e.attr() != null) {
         attrs.put(e.attr());
+        if (!e.xattrs()) {
+          noXattrs.put(e.handle(), Boolean.TRUE);
+        }
       }
     }
   }

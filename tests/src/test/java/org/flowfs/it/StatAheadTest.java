@@ -56,4 +56,16 @@ class StatAheadTest {
     assertTrue(listed >= 1, "the directory was never listed");
     assertTrue(lookedUp < 60, lookedUp + " lookups for 300 names: the listing did not serve them");
   }
+
+  @Test
+  void lsDashL_asksTheServerForNoExtendedAttributes() throws Exception {
+    Sh.ok(m, "mkdir plain && cd plain && for i in $(seq 1 200); do : > f$i; done && setfattr -n user.k -v 1 f7");
+    Thread.sleep(1500); // past the timeouts
+    long getxattrs = fs.cluster().meta().counters().get("op.GetxattrReq");
+    String out = Sh.ok(m.resolve("plain"), "ls -l | wc -l; getfattr --only-values -n user.k f7");
+    long asked = fs.cluster().meta().counters().get("op.GetxattrReq") - getxattrs;
+    assertEquals("201\n1", out.strip());
+    // ls -l asks two attributes of every file; the listing said which files have none
+    assertTrue(asked < 20, asked + " getxattr calls for ls -l of 200 files");
+  }
 }

@@ -171,8 +171,11 @@ public sealed interface MetaOp extends Message {
   @Wire(114)
   record ReaddirResp(List<Dirent> entries, boolean eof) implements MetaOp {}
 
-  /** One directory entry; {@code attr} only with {@code plus}. */
-  record Dirent(String name, Handle handle, FileType type, Attr attr) {}
+  /**
+   * One directory entry; {@code attr} only with {@code plus}, and then {@code xattrs} says whether
+   * the object has extended attributes (without {@code plus} it is true: not known to have none).
+   */
+  record Dirent(String name, Handle handle, FileType type, Attr attr, boolean xattrs) {}
 
   /** File and directory counts, for statfs. */
   @Wire(115)
