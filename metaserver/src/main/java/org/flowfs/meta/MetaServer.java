@@ -138,8 +138,12 @@ public final class MetaServer implements AutoCloseable {
         CompletableFuture.completedFuture(new PingResp("metaserver", 0, Version.RELEASE, q.sentNanos())));
     t.async(StatsReq.class, Access.READ_ONLY, (q, ctx) ->
         CompletableFuture.completedFuture(new StatsResp("metaserver", 0, counters.snapshot())));
-    t.blocking(LookupReq.class, Access.READ_ONLY, readers, (q, ctx) -> new EntryResp(store.lookup(q.parent(), q.name())));
-    t.blocking(GetattrReq.class, Access.READ_ONLY, readers, (q, ctx) -> new EntryResp(store.getattr(q.handle())));
+    // lookups and getattrs, the most frequent calls, answer on the event loop: a hand-over to the
+    // reader pool and back cost more CPU than the read itself (a B-tree lookup in memory)
+    t.async(LookupReq.class, Access.READ_ONLY, (q, ctx) ->
+        CompletableFuture.completedFuture(new EntryResp(store.lookup(q.parent(), q.name()))));
+    t.async(GetattrReq.class, Access.READ_ONLY, (q, ctx) ->
+        CompletableFuture.completedFuture(new EntryResp(store.getattr(q.handle()))));
     t.blocking(ReadlinkReq.class, Access.READ_ONLY, readers, (q, ctx) -> new ReadlinkResp(store.readlink(q.handle())));
     t.blocking(ReaddirReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
       MetadataStore.DirPage p = store.readdir(q.dir(), q.cursor(), q.max(), q.plus());
