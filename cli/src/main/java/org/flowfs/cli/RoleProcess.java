@@ -32,11 +32,9 @@ public final class RoleProcess {
 
   /** {@link #command(String, List)} with the heap {@code bin/flowfs} gives the subcommand. */
   public static List<String> command(List<String> args) {
-    List<String> cmd = command(defaultHeap(args.get(0)), args);
-    if (preTouched(args.get(0))) {
-      cmd.addAll(2, List.of("-Xms" + defaultHeap(args.get(0)), "-XX:+AlwaysPreTouch"));
-    }
-    return cmd;
+    String heap = defaultHeap(args.get(0));
+    List<String> touch = preTouched(args.get(0)) ? List.of("-Xms" + heap, "-XX:+AlwaysPreTouch") : List.of();
+    return java(heap, touch, Main.class.getName(), args);
   }
 
   /** {@code java <flags> -cp <this classpath> org.flowfs.cli.Main args...} */
@@ -46,9 +44,14 @@ public final class RoleProcess {
 
   /** {@code java <flags> -cp <this classpath> mainClass args...}: the flags FlowFS's JVMs need. */
   public static List<String> java(String heap, String mainClass, List<String> args) {
+    return java(heap, List.of(), mainClass, args);
+  }
+
+  private static List<String> java(String heap, List<String> heapFlags, String mainClass, List<String> args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + heap);
+    cmd.addAll(heapFlags);
     cmd.add("-XX:MaxDirectMemorySize=" + heap);
     cmd.add("--add-opens");
     cmd.add("java.base/java.nio=ALL-UNNAMED");

@@ -108,10 +108,11 @@ final class FileBStreamStore implements BStreamStore {
     for (;;) {
       Chan c = open.getIfPresent(h);
       if (c == null) {
-        FileChannel ch = create ? createNew(path(h)) : null;
+        Path p = path(h);
+        FileChannel ch = create ? createNew(p) : null;
         if (ch == null) {
           try {
-            ch = FileChannel.open(path(h), StandardOpenOption.READ, StandardOpenOption.WRITE);
+            ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE);
           } catch (NoSuchFileException e) {
             if (!create) {
               return null;

@@ -229,15 +229,6 @@ final class GroupCommit {
   }
 
   private void complete(List<Pending<?>> group) {
-    Executor first = group.get(0).origin;
-    boolean one = true;
-    for (Pending<?> p : group) {
-      one &= p.origin == first;
-    }
-    if (one) {
-      completeOn(first, group);
-      return;
-    }
     java.util.Map<Executor, List<Pending<?>>> byOrigin = new java.util.LinkedHashMap<>();
     for (Pending<?> p : group) {
       byOrigin.computeIfAbsent(p.origin, o -> new ArrayList<>()).add(p);

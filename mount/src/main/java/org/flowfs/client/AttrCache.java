@@ -29,4 +29,13 @@ final class AttrCache {
   void invalidate(Handle h) {
     cache.invalidate(h);
   }
+
+  /**
+   * Directory {@code dir} gained or lost an entry, stamped {@code timeNs} by the server (and
+   * {@code nlinkDelta} links, for a subdirectory): updates its cached attributes, if any, rather
+   * than dropping them, so nobody has to ask for them again.
+   */
+  void entriesChanged(Handle dir, long timeNs, int nlinkDelta) {
+    cache.asMap().computeIfPresent(dir, (h, a) -> a.withEntriesChanged(timeNs, nlinkDelta));
+  }
 }

@@ -477,11 +477,8 @@ public final class FileSystemClient implements AutoCloseable {
     names.put(parent, name, a.handle());
     attrs.put(a);
     // the server stamped the parent with the same time as the new entry, and a new directory
-    // links it: update the cached parent rather than ask for it again (the kernel will)
-    Attr p = attrs.get(parent);
-    if (p != null) {
-      attrs.put(p.withEntriesChanged(a.ctimeNs(), a.isDir() ? 1 : 0));
-    }
+    // links it: the kernel asks for the parent next
+    attrs.entriesChanged(parent, a.ctimeNs(), a.isDir() ? 1 : 0);
     return a;
   }
 
@@ -561,22 +558,16 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = resolve(s.parent());
     counters.increment(dir ? "meta.rmdir" : "meta.unlink");
-    boolean done = false;
     try {
       var r = meta(new RemoveReq(p, s.name(), dir));
       attrs.invalidate(r.handle());
-      // the server stamped the parent with the time it returned, and a directory unlinked it:
-      // update the cached parent rather than ask for it again (the kernel will), as created() does
-      Attr cached = attrs.get(p);
-      if (cached != null) {
-        attrs.put(cached.withEntriesChanged(r.timeNs(), dir ? -1 : 0));
-        done = true;
-      }
+      // the server stamped the parent with the time it returned, and a directory unlinked it
+      attrs.entriesChanged(p, r.timeNs(), dir ? -1 : 0);
+    } catch (RuntimeException e) {
+      attrs.invalidate(p); // changed or not: ask again
+      throw e;
     } finally {
       names.invalidate(p, s.name());
-      if (!done) {
-        attrs.invalidate(p);
-      }
     }
   }
 
