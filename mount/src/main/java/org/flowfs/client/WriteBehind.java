@@ -106,13 +106,7 @@ final class WriteBehind {
     while (inFlight.size() >= MAX_IN_FLIGHT) {
       await(inFlight.get(0));
     }
-    CompletableFuture<Void> done = path.write(layout, offset, data);
-    done.whenComplete((v, err) -> {
-      if (err != null && failure == null) {
-        failure = err;
-      }
-    });
-    inFlight.add(new Sent(offset, end, done));
+    inFlight.add(new Sent(offset, end, path.write(layout, offset, data)));
   }
 
   private void await(Sent s) {
@@ -127,12 +121,24 @@ final class WriteBehind {
     }
   }
 
+  /**
+   * Throws the first failure of a send awaited or found failed since the last report, once: a
+   * failed send leaves the in-flight list when it is recorded, here or in {@link #await}, and only
+   * the caller's thread records, so nothing can report a failure a second time.
+   */
   private void rethrow() {
+    for (java.util.Iterator<Sent> it = inFlight.iterator(); it.hasNext(); ) {
+      Sent s = it.next();
+      if (s.done.isCompletedExceptionally()) {
+        it.remove();
+        if (failure == null) {
+          failure = s.done.handle((v, t) -> t).join();
+        }
+      }
+    }
     Throwable f = failure;
     if (f != null) {
       failure = null;
-      // the failed sends are reported now: a later await must not report them again
-      inFlight.removeIf(s -> s.done.isCompletedExceptionally());
       Throwable c = Errno.unwrap(f);
       throw c instanceof FsException fe ? new FsException(fe.errno(), "an earlier write failed: " + fe.getMessage(), fe)
           : new FsException(Errno.EIO, "an earlier write failed: " + c);
