@@ -25,6 +25,12 @@ import org.flowfs.common.Handle;
  * the handle, so no directory grows past 1/256 of the datafiles. Paths are built from the handle's
  * number only: no request can name a path outside the storage directory. Open channels are kept
  * in a bounded cache and reference counted, so eviction never closes a channel in use.
+ *
+ * <p>Removed datafiles are recycled through a {@link DatafilePool}, so that creating one is a
+ * rename rather than a new inode. What happens to one handle's file (opening or creating it,
+ * removing it) is serialized by a lock per bucket, and a datafile is recycled only when no
+ * channel to it is in use: a late read or write of a removed handle can never reach the file once
+ * it serves another handle.
  */
 final class FileBStreamStore implements BStreamStore {
   private final Path data;
@@ -32,6 +38,9 @@ final class FileBStreamStore implements BStreamStore {
   private final FileStore fileStore;
   private final Cache<Handle, Chan> open;
   private final AtomicLong count = new AtomicLong();
+  private final DatafilePool pool;
+  /** Emptied datafiles kept for reuse, per server. */
+  static final int POOL_MAX = 8192;
 
   /** A cached channel; the cache holds one reference, each user one more. */
   private static final class Chan {
@@ -40,6 +49,11 @@ final class FileBStreamStore implements BStreamStore {
 
     Chan(FileChannel channel) {
       this.channel = channel;
+    }
+
+    /** True once the last reference is gone and the channel closed: nobody can use it again. */
+    boolean closed() {
+      return refs.get() <= 0;
     }
 
     boolean retain() {
@@ -67,14 +81,23 @@ final class FileBStreamStore implements BStreamStore {
 
   /** {@code data/00} .. {@code data/ff}: a datafile lives in the one its handle's low byte names. */
   private final Path[] buckets = new Path[256];
+  /** Serializes opening, creating and removing the datafiles of a bucket. */
+  private final Object[] locks = new Object[256];
 
   FileBStreamStore(Path dir, int server, int maxOpen) throws IOException {
+    this(dir, server, maxOpen, POOL_MAX);
+  }
+
+  /** A store keeping up to {@code poolMax} emptied datafiles for reuse. */
+  FileBStreamStore(Path dir, int server, int maxOpen, int poolMax) throws IOException {
     this.data = dir.resolve("data");
     this.server = server;
     Files.createDirectories(data);
     for (int b = 0; b < 256; b++) {
       buckets[b] = Files.createDirectories(data.resolve(String.format("%02x", b)));
+      locks[b] = new Object();
     }
+    this.pool = new DatafilePool(data.resolve("free"), poolMax);
     this.fileStore = Files.getFileStore(data);
     this.open = Caffeine.newBuilder()
         .maximumSize(maxOpen)
@@ -96,11 +119,15 @@ final class FileBStreamStore implements BStreamStore {
     count.set(n);
   }
 
-  private Path path(Handle h) {
+  private int bucket(Handle h) {
     if (h.server() != server) {
       throw new FsException(Errno.EINVAL, "handle " + h + " does not belong to this server");
     }
-    return buckets[(int) (h.local() & 0xFF)].resolve(h.hex());
+    return (int) (h.local() & 0xFF);
+  }
+
+  private Path path(Handle h) {
+    return buckets[bucket(h)].resolve(h.hex());
   }
 
   /** A retained channel, or null when the datafile does not exist and {@code create} is false. */
@@ -108,25 +135,10 @@ final class FileBStreamStore implements BStreamStore {
     for (;;) {
       Chan c = open.getIfPresent(h);
       if (c == null) {
-        Path p = path(h);
-        FileChannel ch = create ? createNew(p) : null;
-        if (ch == null) {
-          try {
-            ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE);
-          } catch (NoSuchFileException e) {
-            if (!create) {
-              return null;
-            }
-            continue; // removed since createNew saw it
-          }
+        c = openOrCreate(h, create);
+        if (c == null) {
+          return null;
         }
-        Chan fresh = new Chan(ch);
-        Chan prev = open.asMap().putIfAbsent(h, fresh);
-        if (prev != null) {
-          fresh.release();
-          continue;
-        }
-        c = fresh;
       }
       if (c.retain()) {
         return c;
@@ -134,12 +146,56 @@ final class FileBStreamStore implements BStreamStore {
     }
   }
 
+  /** The cached channel of {@code h}, opening (or creating) the datafile if there is none. */
+  private Chan openOrCreate(Handle h, boolean create) throws IOException {
+    int b = bucket(h);
+    synchronized (locks[b]) {
+      Chan c = open.getIfPresent(h);
+      if (c != null) {
+        return c;
+      }
+      Path p = buckets[b].resolve(h.hex());
+      FileChannel ch = null;
+      while (ch == null) {
+        ch = create ? createNew(p) : null;
+        if (ch == null) {
+          try {
+            ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE);
+          } catch (NoSuchFileException e) {
+            if (!create) {
+              return null;
+            }
+            // deleted behind the store's back since createNew saw it: create it
+          }
+        }
+      }
+      c = new Chan(ch);
+      open.put(h, c);
+      return c;
+    }
+  }
+
   /**
    * Creates the datafile at {@code p} and opens it, or returns null if it exists. A write that
    * finds no open channel is most often the first write of a new file (a datafile exists only once
-   * written), so creating is tried first: one system call, and no exception, for a new file.
+   * written), so creating is tried first, from the pool when it has a file: for a new file, one
+   * rename (or one create) and no exception.
    */
   private FileChannel createNew(Path p) throws IOException {
+    Path pooled = pool.take();
+    if (pooled != null) {
+      try {
+        Files.move(pooled, p);
+        FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        count.incrementAndGet();
+        return ch;
+      } catch (java.nio.file.FileAlreadyExistsException exists) {
+        pool.giveBack(pooled);
+        return null;
+      } catch (NoSuchFileException gone) {
+        // taken out of the pool directory by hand: create instead
+      }
+    }
     try {
       FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW);
       count.incrementAndGet();
@@ -239,11 +295,17 @@ final class FileBStreamStore implements BStreamStore {
 
   @Override
   public void remove(Handle h) {
-    Path p = path(h);
-    open.invalidate(h);
+    int b = bucket(h);
+    Path p = buckets[b].resolve(h.hex());
     try {
-      if (Files.deleteIfExists(p)) {
-        count.decrementAndGet();
+      synchronized (locks[b]) {
+        Chan c = open.getIfPresent(h);
+        open.invalidate(h); // the removal listener drops the cache's reference
+        boolean idle = c == null || c.closed();
+        DatafilePool.Outcome o = idle ? pool.recycle(p) : DatafilePool.Outcome.FULL;
+        if (o == DatafilePool.Outcome.RECYCLED || o == DatafilePool.Outcome.FULL && Files.deleteIfExists(p)) {
+          count.decrementAndGet();
+        }
       }
     } catch (IOException e) {
       throw failure("remove", h, e);

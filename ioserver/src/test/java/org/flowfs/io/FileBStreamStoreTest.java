@@ -113,6 +113,96 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     }
   }
 
+  @Test
+  void remove_recyclesTheDatafile_andTheNextCreateReusesIt() throws IOException {
+    Path free = dir.resolve("data").resolve("free");
+    write(h(1), 0, bytes(1, 5000));
+    store.remove(h(1));
+    assertEquals(0, store.count());
+    assertEquals(List.of(), store.list(0, 10));
+    List<Path> pooled = filesIn(free);
+    assertEquals(1, pooled.size());
+    assertEquals(0, Files.size(pooled.get(0)), "a pooled datafile holds no data");
+    Object inode = Files.getAttribute(pooled.get(0), "unix:ino");
+
+    write(h(2), 10, bytes(2, 3)); // a new datafile: the pooled one, under its new name
+    Path f = dir.resolve("data").resolve("02").resolve(h(2).hex());
+    assertEquals(inode, Files.getAttribute(f, "unix:ino"));
+    assertEquals(List.of(), filesIn(free));
+    assertEquals(13, store.size(h(2)), "nothing of the removed datafile's 5000 bytes is left");
+    assertArrayEquals(concat(new byte[10], bytes(2, 3)), read(h(2), 0, 100));
+    assertEquals(1, store.count());
+    assertEquals(0, store.read(h(1), 0, 10, io.netty.buffer.Unpooled.buffer()), "the removed handle reads empty");
+  }
+
+  @Test
+  void pool_isBounded_andSurvivesARestart() throws IOException {
+    store.close();
+    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 2);
+    for (int i = 1; i <= 3; i++) {
+      write(h(i), 0, bytes(i, 100));
+    }
+    for (int i = 1; i <= 3; i++) {
+      store.remove(h(i));
+    }
+    Path free = dir.resolve("data").resolve("free");
+    assertEquals(2, filesIn(free).size(), "past the bound a removed datafile is unlinked");
+    assertEquals(0, store.count());
+    store.close();
+    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 2);
+    write(h(10), 0, bytes(10, 7));
+    write(h(11), 0, bytes(11, 7));
+    assertEquals(List.of(), filesIn(free), "files pooled by the last run are used");
+    write(h(12), 0, bytes(12, 7));
+    assertEquals(List.of(h(10), h(11), h(12)), store.list(0, 10));
+    assertArrayEquals(bytes(11, 7), read(h(11), 0, 100));
+  }
+
+  @Test
+  void remove_whileAChannelIsInUse_unlinksInsteadOfRecycling() throws Exception {
+    write(h(1), 0, bytes(1, 100));
+    // readers race the removes: a read sees h(1)'s bytes or nothing, never the bytes of another
+    // handle whose datafile reuses the inode h(1) had while the read held its channel
+    ExecutorService readers = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> fs = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        fs.add(readers.submit((Callable<Void>) () -> {
+          for (int i = 0; i < 2000; i++) {
+            byte[] got = read(h(1), 0, 100);
+            assertTrue(got.length == 0 || java.util.Arrays.equals(bytes(1, 100), got), "never another file's bytes");
+          }
+          return null;
+        }));
+      }
+      for (int i = 0; i < 200; i++) {
+        store.remove(h(1));
+        write(h(2 + i), 0, bytes(50 + i, 100)); // may reuse what h(1) was
+        write(h(1), 0, bytes(1, 100));
+      }
+      for (Future<?> f : fs) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      readers.shutdownNow();
+    }
+    for (int i = 0; i < 200; i++) {
+      assertArrayEquals(bytes(50 + i, 100), read(h(2 + i), 0, 100));
+    }
+  }
+
+  private static List<Path> filesIn(Path d) throws IOException {
+    try (Stream<Path> s = Files.list(d)) {
+      return s.toList();
+    }
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] c = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, c, a.length, b.length);
+    return c;
+  }
+
   /** File descriptors of this process open on files under {@code dir} (Linux). */
   private static long openFilesUnder(Path dir) throws IOException {
     Path real = dir.toRealPath();
