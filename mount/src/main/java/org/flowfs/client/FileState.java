@@ -34,12 +34,28 @@ final class FileState {
   }
 
   synchronized void opened(Attr fresh) {
+    opened(fresh, null);
+  }
+
+  /**
+   * An open with the file's attributes as the metadata server gave them now, and {@code first},
+   * its first bytes read since the open began (or null): kept as read-ahead when they are the whole
+   * file and this is its only open, so that a small file's read needs no round trip of its own.
+   */
+  synchronized void opened(Attr fresh, ReadAhead.Window first) {
     opens++;
     if (!unrecorded) {
       size = Math.max(size, fresh.size());
       mtimeNs = fresh.mtimeNs();
     }
     reads.invalidate(); // close-to-open: what another client wrote and closed must show
+    if (first != null) {
+      if (opens == 1 && !unrecorded && size <= first.length()) {
+        reads.offer(first);
+      } else {
+        first.drop();
+      }
+    }
   }
 
   /** Returns true when this was the last open. */

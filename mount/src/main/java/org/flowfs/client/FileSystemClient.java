@@ -83,6 +83,9 @@ public final class FileSystemClient implements AutoCloseable {
   public static final long UTIME_OMIT = Long.MIN_VALUE + 1;
   /** The open flag (Linux's value) that makes every {@link #write(OpenFile, long, ByteBuf) write} append. */
   public static final int O_APPEND = 02000;
+  private static final int O_ACCMODE = 03;
+  private static final int O_RDONLY = 0;
+  private static final int O_TRUNC = 01000;
   private static final int READDIR_PAGE = 1024;
 
   private final FlowFsConfig config;
@@ -627,26 +630,65 @@ public final class FileSystemClient implements AutoCloseable {
 
   public OpenFile open(String path, int flags) {
     Handle h = resolve(path);
+    ReadAhead.Window first = readFirst(h, flags);
     Attr a;
     try {
-      a = fresh(h);
-    } catch (FsException e) {
-      a = fresh(relookup(path, h, e));
+      try {
+        a = fresh(h);
+      } catch (FsException e) {
+        if (first != null) {
+          first.drop();
+          first = null;
+        }
+        a = fresh(relookup(path, h, e));
+      }
+      if (a.isDir()) {
+        throw new FsException(Errno.EISDIR, path);
+      }
+    } catch (RuntimeException e) {
+      if (first != null) {
+        first.drop();
+      }
+      throw e;
     }
-    if (a.isDir()) {
-      throw new FsException(Errno.EISDIR, path);
+    return open(a, flags, first);
+  }
+
+  /**
+   * For a read-only open of a small file not open here: starts reading its first bytes while the
+   * open asks for fresh attributes, so both round trips overlap. The layout of a handle never
+   * changes; the size cached (from the lookup that found the file, usually) only says how much to
+   * read. Close-to-open holds: the bytes are read after the open began. Null when not worth it.
+   */
+  private ReadAhead.Window readFirst(Handle h, int flags) {
+    if ((flags & (O_ACCMODE | O_TRUNC)) != O_RDONLY || states.containsKey(h)) {
+      return null;
     }
-    return open(a, flags);
+    Attr hint = attrs.get(h);
+    int max = config.flow().eagerReadMax();
+    if (hint == null || !hint.isRegular() || hint.size() <= 0 || hint.size() > max || config.client().readAhead() < max) {
+      return null;
+    }
+    counters.increment("read.first");
+    int length = (int) Math.min(max, (hint.size() + 4095) & ~4095L);
+    return ReadAhead.first(data, hint.layout(), length, alloc);
   }
 
   private OpenFile open(Attr a, int flags) {
+    return open(a, flags, null);
+  }
+
+  private OpenFile open(Attr a, int flags, ReadAhead.Window first) {
     if (!a.isRegular()) {
+      if (first != null) {
+        first.drop();
+      }
       throw new FsException(Errno.ENXIO, "not a regular file");
     }
     FileState st = states.compute(a.handle(), (h, cur) -> {
       FileState s = cur != null ? cur : new FileState(a, data, (int) config.client().writeBehind(),
           (int) config.client().readAhead(), timeout, alloc);
-      s.opened(a);
+      s.opened(a, first);
       return s;
     });
     OpenFile f = new OpenFile(ids.incrementAndGet(), st, flags);

@@ -26,7 +26,19 @@ final class ReadAhead {
   private final TreeMap<Long, Window> windows = new TreeMap<>();
   private long lastEnd;
 
-  private record Window(ByteBuf data, int length, CompletableFuture<Void> ready) {}
+  /** Bytes {@code [k * window, k * window + length)} of the file, there once {@code ready} completes. */
+  record Window(ByteBuf data, int length, CompletableFuture<Void> ready) {
+    /** Releases the data once no read is on its way into it. */
+    void drop() {
+      ready.whenComplete((v, err) -> data.release());
+    }
+  }
+
+  /** Starts reading the first {@code length} bytes of a file: a window for {@link #offer}. */
+  static Window first(DataPath path, Layout layout, int length, ByteBufAllocator alloc) {
+    ByteBuf buf = alloc.directBuffer(length);
+    return new Window(buf, length, path.read(layout, 0, length, buf));
+  }
 
   ReadAhead(DataPath path, Layout layout, int window, Duration timeout, ByteBufAllocator alloc) {
     this.path = path;
@@ -99,6 +111,18 @@ final class ReadAhead {
     windows.put(k, new Window(buf, len, ready));
   }
 
+  /**
+   * Takes {@code w} as the first window, read when the file was opened; the caller knows the file
+   * ends within it. Dropped if windows are off or there is one already.
+   */
+  void offer(Window w) {
+    if (window < w.length || windows.containsKey(0L)) {
+      w.drop();
+      return;
+    }
+    windows.put(0L, w);
+  }
+
   /** Forgets everything read ahead (the file changed). */
   void invalidate() {
     for (Window w : windows.values()) {
@@ -108,6 +132,6 @@ final class ReadAhead {
   }
 
   private static void drop(Window w) {
-    w.ready.whenComplete((v, err) -> w.data.release());
+    w.drop();
   }
 }

@@ -91,6 +91,39 @@ class FileStateTest {
   }
 
   @Test
+  void opened_withTheFirstBytes_servesTheReadWithoutAnotherCall() {
+    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
+    Attr a = attr(300, 1000);
+    st = new FileState(a, path, 64 * 1024, 128 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    st.opened(a, ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT));
+    assertEquals(1, path.reads().size());
+    assertArrayEquals(WriteBehindTest.fill('a', 300), read(st, 0, 4096));
+    assertArrayEquals(WriteBehindTest.fill('a', 100), read(st, 200, 4096));
+    assertEquals(1, path.reads().size(), "both reads served by the bytes read at open");
+  }
+
+  @Test
+  void opened_withFirstBytesShorterThanTheFile_dropsThem() {
+    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
+    FileState f = open(300);
+    ReadAhead.Window first = ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT);
+    path.store(LAYOUT, 0, WriteBehindTest.fill('b', 9000)); // another client wrote and closed since
+    f.opened(attr(9000, 2000), first);
+    assertArrayEquals(WriteBehindTest.fill('b', 9000), read(f, 0, 9000), "read from the servers, all of it");
+    assertFalse(f.closed(), "one open is left");
+  }
+
+  @Test
+  void opened_withFirstBytes_whileThisClientHasUnrecordedWrites_dropsThem() {
+    FileState f = open(0);
+    write(f, 0, WriteBehindTest.fill('w', 10), 2000); // buffered here, not on the servers yet
+    ReadAhead.Window first = ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT);
+    f.opened(attr(0, 1000), first);
+    assertArrayEquals(WriteBehindTest.fill('w', 10), read(f, 0, 100), "this client's writes, not what was read");
+    assertFalse(f.closed(), "one open is left");
+  }
+
+  @Test
   void flushWrites_recordsSizeAndMtimeUntilRecorded() {
     FileState f = open(0);
     assertNull(f.flushWrites(), "nothing written: nothing to record");

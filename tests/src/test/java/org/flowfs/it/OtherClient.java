@@ -60,6 +60,17 @@ final class OtherClient implements AutoCloseable {
     }
   }
 
+  /** Replaces the contents of the existing file {@code path} with {@code data}, and closes it. */
+  void overwrite(String path, byte[] data) {
+    OpenFile f = client.open(path, 1); // O_WRONLY
+    try {
+      client.truncate(f, 0);
+      client.write(f, 0, Unpooled.wrappedBuffer(data));
+    } finally {
+      client.release(f);
+    }
+  }
+
   void rename(String from, String to) {
     client.rename(from, to, 0);
   }

@@ -329,6 +329,30 @@ class PosixFileIoTest extends PosixSuite {
     }
   }
 
+  /**
+   * A read-only open of a small file reads its first bytes while it asks for fresh attributes;
+   * what another client wrote and closed before the open still shows, whether the file stayed
+   * within those bytes or grew past them.
+   */
+  @Test
+  void smallFile_rewrittenByAnotherClient_showsTheNewBytesAtTheNextOpen() throws Exception {
+    Path f = onMount("cto").resolve("f");
+    Files.writeString(f, "old\n");
+    assertEquals("old\n", Files.readString(f));
+    long first = fs.client().counters().get("read.first");
+    try (OtherClient other = new OtherClient(fs)) {
+      other.overwrite("/cto/f", "new and longer\n".getBytes(StandardCharsets.US_ASCII));
+      assertEquals("new and longer\n", Files.readString(f));
+      assertTrue(fs.client().counters().get("read.first") > first, "the open read the first bytes");
+      byte[] big = new byte[70_000]; // past what an open reads first, and over both I/O servers
+      new Random(3).nextBytes(big);
+      other.overwrite("/cto/f", big);
+      assertArrayEquals(big, Files.readAllBytes(f));
+      other.overwrite("/cto/f", "short again\n".getBytes(StandardCharsets.US_ASCII));
+      assertEquals("short again\n", Files.readString(f));
+    }
+  }
+
   private static void put(byte[] data, int at, String s) {
     byte[] b = s.getBytes(StandardCharsets.US_ASCII);
     System.arraycopy(b, 0, data, at, Math.min(b.length, data.length - at));
