@@ -237,12 +237,27 @@ final class RedoVolume extends Volume {
         long at = offset + done;
         int inPage = (int) (at % PAGE);
         int n = Math.min(srcSize - done, PAGE - inPage);
-        System.arraycopy(src, srcPos + done, page(at / PAGE), inPage, n);
+        if (!unchanged(at / PAGE, inPage, src, srcPos + done, n)) {
+          System.arraycopy(src, srcPos + done, page(at / PAGE), inPage, n);
+        }
         done += n;
       }
     } finally {
       lock.writeLock().unlock();
     }
+  }
+
+  /**
+   * True when a clean page already holds these bytes there: writing them would only make the page
+   * dirty and log it again. MapDB rewrites its whole 32 KiB header at every commit, of which a
+   * commit changes a few words; so most header pages stay out of the record. Lock held.
+   */
+  private boolean unchanged(long pageNo, int inPage, byte[] src, int from, int n) {
+    if (dirty.containsKey(pageNo)) {
+      return false; // copying is as cheap as comparing, and the page is logged anyway
+    }
+    byte[] l = logged.get(pageNo);
+    return l != null && java.util.Arrays.equals(l, inPage, inPage + n, src, from, from + n);
   }
 
   @Override

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
@@ -70,6 +71,34 @@ class RedoVolumeTest {
       v.checkpoint();
       assertEquals(42, onDisk(0));
       assertTrue(redoRecords().isEmpty(), "a checkpoint empties the log");
+    }
+  }
+
+  @Test
+  void rewritingTheSameBytes_logsOnlyThePagesThatChanged() throws IOException {
+    byte[] header = bytes(3 * RedoVolume.PAGE, 5); // as MapDB rewrites its header at every commit
+    try (RedoVolume v = RedoVolume.open(file())) {
+      v.ensureAvailable(10 * RedoVolume.PAGE);
+      v.putData(0, header, 0, header.length);
+      v.sync();
+      header[RedoVolume.PAGE + 10]++; // a commit that changes one word of page 1
+      v.putData(0, header, 0, header.length);
+      v.putLong(5 * RedoVolume.PAGE, 7);
+      v.sync();
+      v.putData(0, header, 0, header.length); // nothing changed at all
+      v.sync();
+      List<List<RedoVolume.Page>> records = redoRecords();
+      assertEquals(2, records.size(), "a sync with nothing changed writes no record");
+      assertEquals(List.of(0L, (long) RedoVolume.PAGE, 2L * RedoVolume.PAGE),
+          records.get(0).stream().map(RedoVolume.Page::offset).toList());
+      assertEquals(List.of((long) RedoVolume.PAGE, 5L * RedoVolume.PAGE),
+          records.get(1).stream().map(RedoVolume.Page::offset).toList());
+    }
+    try (RedoVolume v = RedoVolume.open(file())) {
+      byte[] back = new byte[header.length];
+      v.getData(0, back, 0, back.length);
+      assertArrayEquals(header, back);
+      assertEquals(7, v.getLong(5 * RedoVolume.PAGE));
     }
   }
 
@@ -216,7 +245,7 @@ class RedoVolumeTest {
     return c;
   }
 
-  private java.util.List<?> redoRecords() throws IOException {
+  private List<List<RedoVolume.Page>> redoRecords() throws IOException {
     try (FileChannel ch = FileChannel.open(RedoVolume.redoPath(file()), StandardOpenOption.READ)) {
       return RedoVolume.parse(ch);
     }
