@@ -1,7 +1,6 @@
 package org.flowfs.client;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import java.time.Duration;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Handle;
@@ -15,7 +14,7 @@ final class AttrCache {
   private final Cache<Handle, Attr> cache;
 
   AttrCache(Duration ttl, int maxEntries) {
-    this.cache = Caffeine.newBuilder().expireAfterWrite(ttl).maximumSize(maxEntries).build();
+    this.cache = Caches.expiring(ttl, maxEntries);
   }
 
   Attr get(Handle h) {

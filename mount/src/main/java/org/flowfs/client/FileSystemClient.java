@@ -122,10 +122,8 @@ public final class FileSystemClient implements AutoCloseable {
     this.attrs = new AttrCache(config.client().attrTimeout(), entries);
     this.names = new NameCache(config.client().entryTimeout(), entries);
     this.statAhead = new StatAhead(config.client().entryTimeout(), 1024);
-    this.noXattrs = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
-        .expireAfterWrite(config.client().attrTimeout()).maximumSize(entries).build();
-    this.absentXattrs = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
-        .expireAfterWrite(config.client().attrTimeout()).maximumSize(entries).build();
+    this.noXattrs = Caches.expiring(config.client().attrTimeout(), entries);
+    this.absentXattrs = Caches.expiring(config.client().attrTimeout(), entries);
     FlowConfig fc = config.flow();
     this.flows = FlowInterface.initialize("client", config.rpc().timeout(), counters, List.of(
         new BufferedFlowProtocol(BufferedFlowProtocol.DOUBLE_BUFFER, fc.bufferSize(), fc.buffers()),

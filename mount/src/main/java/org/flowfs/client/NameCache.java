@@ -1,7 +1,6 @@
 package org.flowfs.client;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import java.time.Duration;
 import org.flowfs.common.Handle;
 
@@ -15,7 +14,7 @@ final class NameCache {
   private final Cache<Key, Handle> cache;
 
   NameCache(Duration ttl, int maxEntries) {
-    this.cache = Caffeine.newBuilder().expireAfterWrite(ttl).maximumSize(maxEntries).build();
+    this.cache = Caches.expiring(ttl, maxEntries);
   }
 
   Handle get(Handle parent, String name) {

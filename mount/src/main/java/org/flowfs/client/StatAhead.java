@@ -1,7 +1,6 @@
 package org.flowfs.client;
 
 import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.flowfs.common.Handle;
@@ -27,8 +26,8 @@ final class StatAhead {
   private final Cache<Handle, Boolean> listed;
 
   StatAhead(Duration entryTimeout, int maxDirs) {
-    this.found = Caffeine.newBuilder().expireAfterWrite(entryTimeout).maximumSize(maxDirs).build();
-    this.listed = Caffeine.newBuilder().expireAfterWrite(entryTimeout).maximumSize(maxDirs).build();
+    this.found = Caches.expiring(entryTimeout, maxDirs);
+    this.listed = Caches.expiring(entryTimeout, maxDirs);
   }
 
   /**
