@@ -413,12 +413,37 @@ public final class FileSystemClient implements AutoCloseable {
     if (mask == 0) {
       return getattr(h);
     }
+    long atime = (mask & SetattrReq.ATIME) != 0 ? atimeNs : 0;
+    long mtime = (mask & SetattrReq.MTIME) != 0 ? mtimeNs : 0;
     FileState st = states.get(h);
     if (st != null) {
-      flush(st); // buffered writes must not move the mtime after it was set
+      // what this client's buffered writes changed (the size, and the mtime unless this call sets
+      // it) is recorded in the same change as the times, while the writes go out, as a flush
+      // does: one commit and one round trip rather than two (tar sets the times of every file it
+      // writes, before closing it); the writes then cannot move the mtime after it was set
+      FileState.Recording r = st.pendingRecording();
+      if (r != null) {
+        int m = mask | SetattrReq.SIZE_GROW;
+        if ((mask & (SetattrReq.MTIME | SetattrReq.MTIME_NOW)) == 0) {
+          m |= SetattrReq.MTIME;
+          mtime = r.mtimeNs();
+        }
+        counters.increment("utimens.with-writes");
+        SetattrReq req = new SetattrReq(h, m, 0, 0, 0, r.size(), atime, mtime);
+        CompletableFuture<EntryResp> recording = peers.meta().call(req);
+        Attr a;
+        try {
+          st.flushWrites();
+        } finally {
+          a = awaitMeta(recording, req).attr();
+          attrs.put(a);
+          st.recorded(r);
+        }
+        return st.overlay(a);
+      }
+      flush(st);
     }
-    return setattr(h, mask, 0, 0, 0, 0, (mask & SetattrReq.ATIME) != 0 ? atimeNs : 0,
-        (mask & SetattrReq.MTIME) != 0 ? mtimeNs : 0);
+    return setattr(h, mask, 0, 0, 0, 0, atime, mtime);
   }
 
   public Attr truncate(String path, long size) {

@@ -1,8 +1,17 @@
 package org.flowfs.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -78,6 +87,45 @@ class PosixAttributesTest extends PosixSuite {
         mtime while open = mtime after close
         mtime of the write, not of the close
         """);
+  }
+
+  /**
+   * Setting the times of a file whose writes this client still buffers (as tar does before it
+   * closes each file) records the writes and the times together: the size of the writes, the
+   * times given, and for a time not given the time of the writes. In-process: a forked shell
+   * closes the descriptors it inherits, and each close flushes the writes before.
+   */
+  @Test
+  void utimens_onAFileWithBufferedWrites_keepsTheWritesAndSetsTheTimes() throws Exception {
+    Path d = onMount("timesbuffered");
+    Path f = d.resolve("f");
+    Path g = d.resolve("g");
+    long merged = fs.client().counters().get("utimens.with-writes");
+    try (FileChannel a = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        FileChannel b = FileChannel.open(g, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      a.write(ByteBuffer.wrap(new byte[5000]));
+      b.write(ByteBuffer.wrap(new byte[7000]));
+      long written = System.currentTimeMillis();
+      Files.getFileAttributeView(f, BasicFileAttributeView.class)
+          .setTimes(FileTime.from(2_000_250, TimeUnit.MILLISECONDS), FileTime.from(1_000_500, TimeUnit.MILLISECONDS), null);
+      Files.getFileAttributeView(g, BasicFileAttributeView.class)
+          .setTimes(null, FileTime.from(3000, TimeUnit.SECONDS), null); // the mtime stays the writes'
+      assertEquals(merged + 2, fs.client().counters().get("utimens.with-writes"), "writes and times in one change");
+      BasicFileAttributes fa = Files.readAttributes(f, BasicFileAttributes.class);
+      assertEquals(5000, fa.size());
+      assertEquals(2_000_250, fa.lastModifiedTime().toMillis());
+      assertEquals(1_000_500, fa.lastAccessTime().toMillis());
+      BasicFileAttributes ga = Files.readAttributes(g, BasicFileAttributes.class);
+      assertEquals(7000, ga.size());
+      assertTrue(Math.abs(ga.lastModifiedTime().toMillis() - written) < 60_000, "g's mtime is its writes'");
+      assertEquals(3000, ga.lastAccessTime().to(TimeUnit.SECONDS));
+    }
+    assertEquals("5000 1000.500000000 2000.250000000\n", sh(d, "stat -c '%s %.9X %.9Y' f"), "after close");
+    assertEquals("7000 3000\n", sh(d, "stat -c '%s %X' g"));
+    try (OtherClient other = new OtherClient(fs)) {
+      assertEquals(5000, other.size("/timesbuffered/f"), "the size reached the metadata server");
+      assertEquals(7000, other.size("/timesbuffered/g"));
+    }
   }
 
   /** A chown to -1 -1 changes nothing: Linux moves the ctime, FlowFS not (POSIX: "need not"). */
