@@ -181,6 +181,11 @@ public final class MapDbMetadataStore extends NamespaceStore {
     return writer.mutations();
   }
 
+  /** Mutations applied on the event loop that submitted them, the writer being idle (tests). */
+  long inlined() {
+    return writer.inlined();
+  }
+
   @Override
   Namespace namespace() {
     return namespace;

@@ -141,6 +141,74 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
   }
 
   /**
+   * From a network event loop, with the writer idle, a mutation is applied and committed right
+   * there and is done when submit returns; while the writer applies a group, it queues and
+   * completes on its event loop later. Two event loops at once lose nothing.
+   */
+  @Test
+  void groupCommit_onAnIdleWriter_appliesOnTheEventLoop() throws Exception {
+    io.netty.channel.DefaultEventLoop a = new io.netty.channel.DefaultEventLoop();
+    io.netty.channel.DefaultEventLoop b = new io.netty.channel.DefaultEventLoop();
+    try {
+      long inlinedBefore = mapdb().inlined();
+      CompletableFuture<Attr> first = a.submit(() -> {
+        CompletableFuture<Attr> f = store.create(ROOT, "inline", obj(FileType.REGULAR, 0644), tick());
+        assertTrue(f.isDone(), "applied before submit returned");
+        return f;
+      }).get(10, TimeUnit.SECONDS);
+      assertEquals(join(first).handle(), store.lookup(ROOT, "inline").handle());
+      assertEquals(inlinedBefore + 1, mapdb().inlined());
+
+      CountDownLatch hold = new CountDownLatch(1);
+      CountDownLatch holding = new CountDownLatch(1);
+      CompletableFuture<Object> blocker = mapdb().mutate(ns -> {
+        holding.countDown();
+        try {
+          hold.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return null;
+      });
+      assertTrue(holding.await(10, TimeUnit.SECONDS));
+      AtomicReference<String> completedOn = new AtomicReference<>();
+      CompletableFuture<Attr> queued = a.submit(() -> {
+        CompletableFuture<Attr> f = store.create(ROOT, "queued", obj(FileType.REGULAR, 0644), tick());
+        assertFalse(f.isDone(), "the writer is busy: queued");
+        return f.whenComplete((v, e) -> completedOn.set(Thread.currentThread().getName()));
+      }).get(10, TimeUnit.SECONDS);
+      hold.countDown();
+      join(blocker);
+      join(queued);
+      assertTrue(a.submit(() -> completedOn.get()).get(10, TimeUnit.SECONDS) != null);
+      assertEquals(a.submit(() -> Thread.currentThread().getName()).get(10, TimeUnit.SECONDS), completedOn.get(),
+          "completed on its event loop");
+
+      int n = 500;
+      List<CompletableFuture<CompletableFuture<Attr>>> submitted = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        String name = "x" + i;
+        io.netty.channel.DefaultEventLoop loop = i % 2 == 0 ? a : b;
+        CompletableFuture<CompletableFuture<Attr>> s = new CompletableFuture<>();
+        loop.execute(() -> s.complete(store.create(ROOT, name, obj(FileType.REGULAR, 0644), tick())));
+        submitted.add(s);
+      }
+      Set<Handle> handles = new HashSet<>();
+      for (CompletableFuture<CompletableFuture<Attr>> s : submitted) {
+        assertTrue(handles.add(join(s.get(10, TimeUnit.SECONDS)).handle()));
+      }
+      assertTrue(mapdb().inlined() > inlinedBefore + 1, "idle moments were used inline");
+      reopen();
+      for (int i = 0; i < n; i++) {
+        assertTrue(handles.contains(store.lookup(ROOT, "x" + i).handle()), "committed: x" + i);
+      }
+    } finally {
+      a.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      b.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
    * A mutation that breaks half way (a bug) sits in one group with good ones: it fails with EIO
    * and leaves nothing behind; the others succeed.
    */
