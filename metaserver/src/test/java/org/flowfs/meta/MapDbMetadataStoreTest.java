@@ -140,6 +140,22 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
     assertNotEquals("meta-writer", thread.get());
   }
 
+  /** Keeps the writer busy with a mutation until {@code hold} opens; returns once it is busy. */
+  private CompletableFuture<Object> occupyWriter(CountDownLatch hold) throws InterruptedException {
+    CountDownLatch holding = new CountDownLatch(1);
+    CompletableFuture<Object> blocker = mapdb().mutate(ns -> {
+      holding.countDown();
+      try {
+        hold.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return null;
+    });
+    assertTrue(holding.await(10, TimeUnit.SECONDS));
+    return blocker;
+  }
+
   /**
    * From a network event loop, with the writer idle, a mutation is applied and committed right
    * there and is done when submit returns; while the writer applies a group, it queues and
@@ -160,17 +176,7 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
       assertEquals(inlinedBefore + 1, mapdb().inlined());
 
       CountDownLatch hold = new CountDownLatch(1);
-      CountDownLatch holding = new CountDownLatch(1);
-      CompletableFuture<Object> blocker = mapdb().mutate(ns -> {
-        holding.countDown();
-        try {
-          hold.await(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        return null;
-      });
-      assertTrue(holding.await(10, TimeUnit.SECONDS));
+      CompletableFuture<Object> blocker = occupyWriter(hold);
       AtomicReference<String> completedOn = new AtomicReference<>();
       CompletableFuture<Attr> queued = a.submit(() -> {
         CompletableFuture<Attr> f = store.create(ROOT, "queued", obj(FileType.REGULAR, 0644), tick());
@@ -215,18 +221,7 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
   @Test
   void groupCommit_brokenMutationRollsBackAlone() throws Exception {
     CountDownLatch hold = new CountDownLatch(1);
-    CountDownLatch holding = new CountDownLatch(1);
-    // occupy the writer so the next mutations queue up into one group
-    CompletableFuture<Object> blocker = mapdb().mutate(ns -> {
-      holding.countDown();
-      try {
-        hold.await(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      return null;
-    });
-    assertTrue(holding.await(10, TimeUnit.SECONDS));
+    CompletableFuture<Object> blocker = occupyWriter(hold); // the next mutations queue up into one group
     CompletableFuture<Attr> before = store.create(ROOT, "before", obj(FileType.REGULAR, 0644), tick());
     long now = tick();
     CompletableFuture<Attr> broken = mapdb().mutate(ns -> {
