@@ -109,25 +109,22 @@ final class DatafilePool {
       return Outcome.FULL;
     }
     Path slot = dir.resolve(String.format("%016x", names.incrementAndGet()));
+    boolean moved = false;
     try {
       Files.move(p, slot);
+      moved = true;
+      empty(slot);
+      files.add(slot);
+      return Outcome.RECYCLED;
     } catch (NoSuchFileException e) {
       size.decrementAndGet();
       return Outcome.MISSING;
-    }
-    try {
-      empty(slot);
     } catch (IOException e) {
       size.decrementAndGet();
-      Files.deleteIfExists(slot);
+      if (moved) {
+        Files.deleteIfExists(slot);
+      }
       throw e;
     }
-    files.add(slot);
-    return Outcome.RECYCLED;
-  }
-
-  /** Files in the pool now. */
-  int size() {
-    return size.get();
   }
 }

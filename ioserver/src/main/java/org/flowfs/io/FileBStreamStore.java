@@ -126,10 +126,6 @@ final class FileBStreamStore implements BStreamStore {
     return (int) (h.local() & 0xFF);
   }
 
-  private Path path(Handle h) {
-    return buckets[bucket(h)].resolve(h.hex());
-  }
-
   /** A retained channel, or null when the datafile does not exist and {@code create} is false. */
   private Chan acquire(Handle h, boolean create) throws IOException {
     for (;;) {
@@ -301,9 +297,19 @@ final class FileBStreamStore implements BStreamStore {
       synchronized (locks[b]) {
         Chan c = open.getIfPresent(h);
         open.invalidate(h); // the removal listener drops the cache's reference
-        boolean idle = c == null || c.closed();
-        DatafilePool.Outcome o = idle ? pool.recycle(p) : DatafilePool.Outcome.FULL;
-        if (o == DatafilePool.Outcome.RECYCLED || o == DatafilePool.Outcome.FULL && Files.deleteIfExists(p)) {
+        if (c == null || c.closed()) { // nobody uses it: recycle it
+          switch (pool.recycle(p)) {
+            case RECYCLED -> {
+              count.decrementAndGet();
+              return;
+            }
+            case MISSING -> {
+              return;
+            }
+            case FULL -> { } // unlinked below
+          }
+        }
+        if (Files.deleteIfExists(p)) {
           count.decrementAndGet();
         }
       }

@@ -417,31 +417,14 @@ public final class FileSystemClient implements AutoCloseable {
     long mtime = (mask & SetattrReq.MTIME) != 0 ? mtimeNs : 0;
     FileState st = states.get(h);
     if (st != null) {
-      // what this client's buffered writes changed (the size, and the mtime unless this call sets
-      // it) is recorded in the same change as the times, while the writes go out, as a flush
-      // does: one commit and one round trip rather than two (tar sets the times of every file it
+      // what this client's buffered writes changed is recorded in the same change as the times:
+      // one commit and one round trip rather than two (tar sets the times of every file it
       // writes, before closing it); the writes then cannot move the mtime after it was set
-      FileState.Recording r = st.pendingRecording();
-      if (r != null) {
-        int m = mask | SetattrReq.SIZE_GROW;
-        if ((mask & (SetattrReq.MTIME | SetattrReq.MTIME_NOW)) == 0) {
-          m |= SetattrReq.MTIME;
-          mtime = r.mtimeNs();
-        }
+      Attr recorded = flush(st, mask, atime, mtime);
+      if (recorded != null) {
         counters.increment("utimens.with-writes");
-        SetattrReq req = new SetattrReq(h, m, 0, 0, 0, r.size(), atime, mtime);
-        CompletableFuture<EntryResp> recording = peers.meta().call(req);
-        Attr a;
-        try {
-          st.flushWrites();
-        } finally {
-          a = awaitMeta(recording, req).attr();
-          attrs.put(a);
-          st.recorded(r);
-        }
-        return st.overlay(a);
+        return st.overlay(recorded);
       }
-      flush(st);
     }
     return setattr(h, mask, 0, 0, 0, 0, atime, mtime);
   }
@@ -894,25 +877,49 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   private void flush(FileState st) {
+    flush(st, 0, 0, 0);
+  }
+
+  /**
+   * Pushes {@code st}'s buffered writes and records the size and mtime they made, in one change
+   * with {@code times} (ATIME, MTIME and their _NOW bits, with their values) when there is
+   * something to record. Returns the attributes of the last change made, or null if none was.
+   */
+  private Attr flush(FileState st, int times, long atimeNs, long mtimeNs) {
     // the size and mtime are known before the data is out: record them while the data goes, in
     // parallel (both are done before close returns, as close-to-open needs)
     FileState.Recording r = st.pendingRecording();
-    SetattrReq record = r == null ? null
-        : new SetattrReq(st.handle, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, r.size(), 0, r.mtimeNs());
+    SetattrReq record = r == null ? null : record(st.handle, r, times, atimeNs, mtimeNs);
     CompletableFuture<EntryResp> recording = record == null ? null : peers.meta().call(record);
+    Attr last = null;
     try {
       st.flushWrites();
     } finally {
       if (recording != null) {
-        attrs.put(awaitMeta(recording, record).attr());
+        last = awaitMeta(recording, record).attr();
+        attrs.put(last);
         st.recorded(r);
       }
     }
     FileState.Recording late = st.pendingRecording(); // written while we recorded
     if (late != null && !late.equals(r)) {
-      attrs.put(meta(new SetattrReq(st.handle, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, late.size(), 0, late.mtimeNs())).attr());
+      // with the times if the first change did not carry them
+      last = meta(r == null ? record(st.handle, late, times, atimeNs, mtimeNs) : record(st.handle, late, 0, 0, 0)).attr();
+      attrs.put(last);
       st.recorded(late);
     }
+    return last;
+  }
+
+  /** The change recording {@code r}, with {@code times}; the writes' mtime unless it sets one. */
+  private static SetattrReq record(Handle h, FileState.Recording r, int times, long atimeNs, long mtimeNs) {
+    int mask = SetattrReq.SIZE_GROW | times;
+    long mtime = mtimeNs;
+    if ((times & (SetattrReq.MTIME | SetattrReq.MTIME_NOW)) == 0) {
+      mask |= SetattrReq.MTIME;
+      mtime = r.mtimeNs();
+    }
+    return new SetattrReq(h, mask, 0, 0, 0, r.size(), atimeNs, mtime);
   }
 
   /** {@link #flush} and make the data durable on every I/O server of the file. */
