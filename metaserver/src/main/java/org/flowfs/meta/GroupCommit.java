@@ -1,5 +1,6 @@
 package org.flowfs.meta;
 
+import io.netty.util.internal.ThreadExecutorMap;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -9,6 +10,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
@@ -70,8 +72,8 @@ final class GroupCommit {
   private final AtomicLong commits = new AtomicLong();
   private final AtomicLong applied = new AtomicLong();
   /** Held while a group is applied and committed, by the writer or by an event loop inline. */
-  private final java.util.concurrent.locks.ReentrantLock running = new java.util.concurrent.locks.ReentrantLock();
-  private final AtomicLong inline = new AtomicLong();
+  private final ReentrantLock running = new ReentrantLock();
+  private final AtomicLong inlined = new AtomicLong();
 
   GroupCommit(String threadName, Namespace namespace, ReadWriteLock lock, Transaction tx, int batch,
       Executor completions) {
@@ -94,35 +96,33 @@ final class GroupCommit {
    * mutations.
    */
   <T> CompletableFuture<T> submit(Function<Namespace, T> op) {
-    Executor origin = io.netty.util.internal.ThreadExecutorMap.currentExecutor();
+    Executor origin = ThreadExecutorMap.currentExecutor();
     Pending<T> p = new Pending<>(op, origin);
-    if (origin != null && queue.isEmpty() && !running.isHeldByCurrentThread() && running.tryLock()) {
-      try {
-        synchronized (admission) {
-          if (!accepting) {
-            return CompletableFuture.failedFuture(NamespaceStore.closedError());
-          }
+    boolean here = origin != null && queue.isEmpty() && !running.isHeldByCurrentThread() && running.tryLock();
+    try {
+      synchronized (admission) {
+        if (!accepting) {
+          return CompletableFuture.failedFuture(NamespaceStore.closedError());
         }
-        runSafely(List.of(p));
-      } finally {
+        if (!here) {
+          queue.add(p);
+          return p.future;
+        }
+      }
+      runSafely(List.of(p));
+    } finally {
+      if (here) {
         running.unlock();
       }
-      inline.incrementAndGet();
-      p.complete();
-      return p.future;
     }
-    synchronized (admission) {
-      if (!accepting) {
-        return CompletableFuture.failedFuture(NamespaceStore.closedError());
-      }
-      queue.add(p);
-    }
+    inlined.incrementAndGet();
+    p.complete();
     return p.future;
   }
 
   /** Mutations applied on the event loop that submitted them (for tests). */
   long inlined() {
-    return inline.get();
+    return inlined.get();
   }
 
   /** Successful commits so far. */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.channel.DefaultEventLoop;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -163,8 +164,8 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
    */
   @Test
   void groupCommit_onAnIdleWriter_appliesOnTheEventLoop() throws Exception {
-    io.netty.channel.DefaultEventLoop a = new io.netty.channel.DefaultEventLoop();
-    io.netty.channel.DefaultEventLoop b = new io.netty.channel.DefaultEventLoop();
+    DefaultEventLoop a = new DefaultEventLoop();
+    DefaultEventLoop b = new DefaultEventLoop();
     try {
       long inlinedBefore = mapdb().inlined();
       CompletableFuture<Attr> first = a.submit(() -> {
@@ -194,7 +195,7 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
       List<CompletableFuture<CompletableFuture<Attr>>> submitted = new ArrayList<>();
       for (int i = 0; i < n; i++) {
         String name = "x" + i;
-        io.netty.channel.DefaultEventLoop loop = i % 2 == 0 ? a : b;
+        DefaultEventLoop loop = i % 2 == 0 ? a : b;
         CompletableFuture<CompletableFuture<Attr>> s = new CompletableFuture<>();
         loop.execute(() -> s.complete(store.create(ROOT, name, obj(FileType.REGULAR, 0644), tick())));
         submitted.add(s);
