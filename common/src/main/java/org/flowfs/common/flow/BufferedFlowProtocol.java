@@ -43,7 +43,15 @@ public class BufferedFlowProtocol implements FlowProtocol {
   public static final String DOUBLE_BUFFER = "double_buffer";
   public static final String SINGLE_BUFFER = "single_buffer";
   public static final int DEFAULT_BUFFER_SIZE = 256 * 1024;
-  private static final int SEGMAX = 256;
+  /**
+   * Segments per request processor call at first: as many as one vectored system call takes
+   * (IOV_MAX). A buffer is filled by as many calls as it takes, so this bounds only the arrays, not
+   * the buffer; a flow whose calls fill all its segments gets twice as many, up to {@link
+   * #SEGMAX_MOST}, so that a fine-grained request takes a few calls per buffer rather than hundreds.
+   */
+  private static final int SEGMAX = 1024;
+
+  private static final int SEGMAX_MOST = 8192;
 
   private final String name;
   private volatile int bufferSize;
@@ -147,7 +155,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
   private final class Run {
     final FlowDescriptor d;
     final FileData file;
-    final Segments segs = new Segments(SEGMAX);
+    Segments segs = new Segments(SEGMAX);
     final Segments memSegs = new Segments(SEGMAX);
     final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
     /** Pieces received and not yet stored or copied out: past 2 x buffers, the connection pauses. */
@@ -330,25 +338,20 @@ public class BufferedFlowProtocol implements FlowProtocol {
   private void sendFromMemory(Run r, MemEndpoint m) {
     Channel ch = r.channel();
     while (r.inFlight < buffers && r.produced < r.total) {
-      long next = RequestProcessor.process(r.d.fileReqState(), r.file, SEGMAX, r.segs, r.streamPos, bufferSize, Mode.CLIENT);
-      long n = r.segs.bytes();
+      Pieces pieces = nextBuffer(r, Mode.CLIENT);
+      long n = pieces.bytes();
       if (n == 0) {
-        r.streamPos = next;
-        if (next == RequestProcessor.DONE) {
-          break;
-        }
-        continue;
+        break;
       }
-      CompositeByteBuf chunk = alloc.compositeDirectBuffer(Math.max(2, r.segs.count()));
+      CompositeByteBuf chunk = alloc.compositeDirectBuffer(Math.max(2, pieces.count()));
       try {
-        for (int i = 0; i < r.segs.count(); i++) {
-          addMemory(r, m, r.segs.offset(i), r.segs.size(i), chunk);
+        for (int i = 0; i < pieces.count(); i++) {
+          addMemory(r, m, pieces.offset(i), pieces.length(i), chunk);
         }
       } catch (RuntimeException e) {
         chunk.release(); // and with it the slices of memory added so far
         throw e;
       }
-      r.streamPos = next;
       r.produced += n;
       r.inFlight++;
       send(r, ch, chunk, n);
@@ -356,6 +359,37 @@ public class BufferedFlowProtocol implements FlowProtocol {
     if (r.done != null) {
       finishFromPeer(r);
     }
+  }
+
+  /**
+   * The pieces of this server's next buffer, up to the buffer size: one processor call after
+   * another, resuming where the last stopped, until the buffer is full or the request done. The
+   * flow's stream position moves past them; no bytes means the request is done.
+   */
+  private Pieces nextBuffer(Run r, Mode mode) {
+    final long size = bufferSize;
+    Pieces pieces = new Pieces(8);
+    long pos = r.streamPos;
+    while (pos != RequestProcessor.DONE && pieces.bytes() < size) {
+      pos = process(r, pos, size - pieces.bytes(), mode);
+      pieces.add(r.segs);
+    }
+    r.streamPos = pos;
+    return pieces;
+  }
+
+  /**
+   * The next file-side processor call of a flow, into {@code r.segs}; if the call before filled
+   * them all, into twice as many first (up to {@link #SEGMAX_MOST}).
+   */
+  private static long process(Run r, long pos, long bytemax, Mode mode) {
+    Segments segs = r.segs;
+    if (segs.count() == segs.capacity() && segs.capacity() < SEGMAX_MOST) {
+      segs = new Segments(2 * segs.capacity());
+      r.segs = segs;
+      r.d.result(segs);
+    }
+    return RequestProcessor.process(r.d.fileReqState(), r.file, segs.capacity(), segs, pos, bytemax, mode);
   }
 
   /** Adds memory for stream bytes [pos, pos + len) to {@code out}, as slices (no copy). */
@@ -413,7 +447,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
         int at = data.readerIndex();
         long left = n;
         while (left > 0) {
-          long next = RequestProcessor.process(r.d.fileReqState(), r.file, SEGMAX, r.segs, r.streamPos, left, Mode.CLIENT);
+          long next = process(r, r.streamPos, left, Mode.CLIENT);
           if (r.segs.bytes() == 0) {
             end(r, Errno.EIO, "received " + left + " bytes more than the flow holds");
             return;
@@ -483,18 +517,16 @@ public class BufferedFlowProtocol implements FlowProtocol {
     while (r.inFlight < buffers && !r.received.isEmpty()) {
       ByteBuf data = r.received.poll();
       int n = data.readableBytes();
-      List<long[]> pieces = new ArrayList<>();
+      Pieces pieces = new Pieces(8);
       long left = n;
       while (left > 0) {
-        long next = RequestProcessor.process(r.d.fileReqState(), r.file, SEGMAX, r.segs, r.streamPos, left, Mode.SERVER);
+        long next = process(r, r.streamPos, left, Mode.SERVER);
         if (r.segs.bytes() == 0) {
           data.release();
           end(r, Errno.EIO, "client sent more than the " + r.total + " bytes of the flow");
           return;
         }
-        for (int i = 0; i < r.segs.count(); i++) {
-          pieces.add(new long[] {r.segs.offset(i), r.segs.size(i)});
-        }
+        pieces.add(r.segs);
         left -= r.segs.bytes();
         r.streamPos = next;
       }
@@ -505,9 +537,9 @@ public class BufferedFlowProtocol implements FlowProtocol {
         Throwable failure = null;
         try {
           int at = data.readerIndex();
-          for (long[] p : pieces) {
-            s.storage().write(h, p[0], data.slice(at, (int) p[1]));
-            at += (int) p[1];
+          for (int i = 0; i < pieces.count(); i++) {
+            s.storage().write(h, pieces.offset(i), data.slice(at, pieces.length(i)));
+            at += pieces.length(i);
           }
         } catch (Throwable t) {
           failure = t;
@@ -533,20 +565,11 @@ public class BufferedFlowProtocol implements FlowProtocol {
       send(r, ch, ready, ready.readableBytes());
     }
     while (r.inFlight < buffers && r.produced < r.total) {
-      long next = RequestProcessor.process(r.d.fileReqState(), r.file, SEGMAX, r.segs, r.streamPos, bufferSize, Mode.SERVER);
-      long n = r.segs.bytes();
+      Pieces pieces = nextBuffer(r, Mode.SERVER);
+      long n = pieces.bytes();
       if (n == 0) {
-        r.streamPos = next;
-        if (next == RequestProcessor.DONE) {
-          break;
-        }
-        continue;
+        break;
       }
-      long[][] pieces = new long[r.segs.count()][];
-      for (int i = 0; i < pieces.length; i++) {
-        pieces[i] = new long[] {r.segs.offset(i), r.segs.size(i)};
-      }
-      r.streamPos = next;
       r.produced += n;
       r.inFlight++;
       long seqNo = r.nextLoad++;
@@ -578,38 +601,34 @@ public class BufferedFlowProtocol implements FlowProtocol {
    * as their covering range, once, and copied out: one disk read rather than one per piece
    * (data sieving, done where the data is).
    */
-  static void readPieces(FlowStorage storage, Handle h, long[][] pieces, ByteBuf buf) {
-    long lo = Long.MAX_VALUE;
-    long hi = 0;
-    long bytes = 0;
-    for (long[] p : pieces) {
-      lo = Math.min(lo, p[0]);
-      hi = Math.max(hi, p[0] + p[1]);
-      bytes += p[1];
-    }
-    long span = hi - lo;
-    if (pieces.length > 2 && span <= SIEVE_MAX && span <= bytes + (long) SIEVE_GAP * (pieces.length - 1)) {
+  static void readPieces(FlowStorage storage, Handle h, Pieces pieces, ByteBuf buf) {
+    final int n = pieces.count();
+    long lo = pieces.low();
+    long span = pieces.high() - lo;
+    if (n > 2 && span <= SIEVE_MAX && span <= pieces.bytes() + (long) SIEVE_GAP * (n - 1)) {
       ByteBuf cover = buf.alloc().directBuffer((int) span);
       try {
         int got = storage.read(h, lo, (int) span, cover);
-        for (long[] p : pieces) {
-          int rel = (int) (p[0] - lo);
-          int have = (int) Math.max(0, Math.min(p[1], got - rel));
+        for (int i = 0; i < n; i++) {
+          int len = pieces.length(i);
+          int rel = (int) (pieces.offset(i) - lo);
+          int have = Math.max(0, Math.min(len, got - rel));
           buf.writeBytes(cover, rel, have);
-          buf.writeZero((int) p[1] - have); // past this datafile's end: zeros
+          buf.writeZero(len - have); // past this datafile's end: zeros
         }
       } finally {
         cover.release();
       }
       return;
     }
-    for (long[] p : pieces) {
+    for (int i = 0; i < n; i++) {
+      int len = pieces.length(i);
       int start = buf.writerIndex();
-      int got = storage.read(h, p[0], (int) p[1], buf);
-      if (got < p[1]) {
-        buf.writeZero((int) p[1] - got); // a hole, or past this datafile's end: zeros
+      int got = storage.read(h, pieces.offset(i), len, buf);
+      if (got < len) {
+        buf.writeZero(len - got); // a hole, or past this datafile's end: zeros
       }
-      buf.writerIndex(start + (int) p[1]);
+      buf.writerIndex(start + len);
     }
   }
 

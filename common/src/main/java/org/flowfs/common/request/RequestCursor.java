@@ -629,6 +629,15 @@ public final class RequestCursor {
             curOff = fastBase + j * stride + len;
             bytes += added;
             pos += added;
+            if (server
+                && !countOnly
+                && segs == segmax
+                && j + 1 < fastCount
+                && curOff + stride <= Math.min(runEnd, limit)) {
+              // full, and the next block is in this run, past a gap: it would need a segment of
+              // its own, so stop here rather than load it first
+              break;
+            }
           }
         }
       } else if (monotone) {

@@ -179,6 +179,27 @@ abstract class FlowProtocolContract {
     assertQuiet(p);
   }
 
+  @Test
+  void read_fineGrainedVector_fillsEveryBuffer() throws Exception {
+    // 1-byte blocks 2 bytes apart: a buffer holds BUF segments, more than one processor call gives
+    FlowPair p = pair(1);
+    Request fileReq = Request.vector(3 * BUF + 100, 1, 2, Request.BYTE);
+    long aggregate = fileReq.size();
+    Spec spec = Spec.of(fileReq, 0, aggregate);
+    byte[] data = RequestModel.pattern((int) aggregate, 7);
+    assertComplete(p.write(spec, p.buffer(data)).await(), aggregate);
+    assertStored(p, spec, data);
+
+    int before = p.server(0).storage.started();
+    ByteBuf back = p.buffer((int) aggregate, 0);
+    assertComplete(p.read(spec, back).await(), aggregate);
+    assertArrayEquals(data, bytes(back));
+    long buffers = (aggregate + BUF - 1) / BUF;
+    assertEquals(buffers, p.server(0).storage.started() - before,
+        "storage reads: one sieved read per full buffer of " + BUF);
+    assertQuiet(p);
+  }
+
   static Stream<Arguments> memoryLayouts() {
     return Stream.of(
         Arguments.of("contiguous file", Request.bytes(15_000), Request.hvector(100, 150, 200, Request.BYTE), 15_000L),
