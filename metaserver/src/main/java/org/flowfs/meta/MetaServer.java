@@ -238,8 +238,9 @@ public final class MetaServer implements AutoCloseable {
           new MetadataStore.NewObject(q.type(), q.mode(), q.uid(), q.gid(), q.rdev(), null, null), now());
     }
     if (q.dist() == null && q.servers() == 0) {
-      // the directory's default layout (flowfs setstripe), read off the event loop
-      return CompletableFuture.supplyAsync(() -> dirStripe(q.parent()), readers).thenCompose(s -> createFile(q, s));
+      // the directory's default layout (flowfs setstripe): one B-tree read in memory, on the
+      // event loop like a lookup, rather than a hand-over to the reader pool and back
+      return createFile(q, dirStripe(q.parent()));
     }
     return createFile(q, null);
   }

@@ -13,15 +13,24 @@ import org.flowfs.common.Layout;
 /**
  * Buffers one file's writes and sends them in large pieces: the kernel's 128 KiB writes that
  * follow each other fill one buffer of {@code capacity} bytes, which then goes to all the file's
- * servers at once while the next one fills (at most {@link #MAX_IN_FLIGHT} buffers out). A write
- * that does not follow the buffered bytes sends them first. A buffer that overlaps one still in
- * flight waits for it, so a later write never overtakes an earlier one.
+ * servers at once while the next one fills. A write that does not follow the buffered bytes sends
+ * them first. A buffer that overlaps one still in flight waits for it, so a later write never
+ * overtakes an earlier one.
+ *
+ * <p>What is out is bounded by bytes, {@link #BUFFERS_IN_FLIGHT} buffers' worth, and by count,
+ * {@link #MAX_IN_FLIGHT} sends: a sequential stream keeps two full buffers out, random small
+ * writes up to {@link #MAX_IN_FLIGHT}, each in a buffer of its own size (a write that does not
+ * continue the last one starts a buffer that grows only while writes follow it), so a random
+ * writer waits for a server only once that many are out.
  *
  * <p>A failed send is reported by the next write, {@link #flush()} or close, as NFS does. The
  * owner ({@link FileState}) serializes calls.
  */
 final class WriteBehind {
-  static final int MAX_IN_FLIGHT = 2;
+  /** Most sends out at once. */
+  static final int MAX_IN_FLIGHT = 16;
+  /** Most bytes out at once, in buffers of the capacity. */
+  static final int BUFFERS_IN_FLIGHT = 2;
 
   private final DataPath path;
   private final Layout layout;
@@ -29,8 +38,11 @@ final class WriteBehind {
   private final Duration timeout;
   private final ByteBufAllocator alloc;
   private final List<Sent> inFlight = new ArrayList<>();
+  private long inFlightBytes;
   private ByteBuf buffer;
   private long bufferStart;
+  /** End of the last write: a write starting there continues a stream. */
+  private long lastEnd;
   private volatile Throwable failure;
 
   private record Sent(long start, long end, CompletableFuture<Void> done) {}
@@ -50,6 +62,8 @@ final class WriteBehind {
     if (buffer != null && (offset != bufferStart + buffer.readableBytes() || buffer.readableBytes() + len > capacity)) {
       send();
     }
+    boolean streaming = offset == lastEnd;
+    lastEnd = offset + len;
     if (len >= capacity) {
       ByteBuf copy = alloc.directBuffer(len);
       copy.writeBytes(src, src.readerIndex(), len);
@@ -57,7 +71,7 @@ final class WriteBehind {
       return;
     }
     if (buffer == null) {
-      buffer = alloc.directBuffer(capacity);
+      buffer = streaming ? alloc.directBuffer(capacity) : alloc.directBuffer(len, capacity);
       bufferStart = offset;
     }
     buffer.writeBytes(src, src.readerIndex(), len);
@@ -103,10 +117,18 @@ final class WriteBehind {
         await(s); // overlapping: keep the order of writes
       }
     }
-    while (inFlight.size() >= MAX_IN_FLIGHT) {
+    while (inFlight.size() >= MAX_IN_FLIGHT
+        || !inFlight.isEmpty() && inFlightBytes + (end - offset) > (long) BUFFERS_IN_FLIGHT * capacity) {
       await(inFlight.get(0));
     }
     inFlight.add(new Sent(offset, end, path.write(layout, offset, data)));
+    inFlightBytes += end - offset;
+  }
+
+  private void landed(Sent s) {
+    if (inFlight.remove(s)) {
+      inFlightBytes -= s.end - s.start;
+    }
   }
 
   private void await(Sent s) {
@@ -117,7 +139,7 @@ final class WriteBehind {
         failure = e;
       }
     } finally {
-      inFlight.remove(s);
+      landed(s);
     }
   }
 
@@ -131,6 +153,7 @@ final class WriteBehind {
       Sent s = it.next();
       if (s.done.isCompletedExceptionally()) {
         it.remove();
+        inFlightBytes -= s.end - s.start;
         if (failure == null) {
           failure = s.done.handle((v, t) -> t).join();
         }

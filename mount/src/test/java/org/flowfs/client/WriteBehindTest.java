@@ -108,19 +108,39 @@ class WriteBehindTest {
   }
 
   @Test
-  void write_keepsAtMostMaxInFlightSends() {
+  void write_fullBuffers_atMostBuffersInFlight() {
     path.writeDelay(n -> 30L);
     WriteBehind w = writeBehind(8192, TIMEOUT);
     byte[] all = bytes(5, 12 * 8192);
     for (int i = 0; i < 12; i++) {
       write(w, i * 8192L, Arrays.copyOfRange(all, i * 8192, (i + 1) * 8192));
+      assertTrue(path.writesInFlight() <= WriteBehind.BUFFERS_IN_FLIGHT, "in flight: " + path.writesInFlight());
+    }
+    w.flush();
+    assertEquals(0, path.writesInFlight(), "flush waits for every send");
+    assertEquals(WriteBehind.BUFFERS_IN_FLIGHT, path.maxWritesInFlight(), "sends overlap, up to the limit in bytes");
+    assertEquals(12, path.writes().size());
+    assertArrayEquals(all, path.load(LAYOUT, 0, all.length));
+  }
+
+  @Test
+  void write_randomSmallWrites_upToMaxInFlightSends() {
+    path.writeDelay(n -> 30L);
+    WriteBehind w = writeBehind(1 << 20, TIMEOUT);
+    int n = 3 * WriteBehind.MAX_IN_FLIGHT;
+    byte[] expect = new byte[n * 8192];
+    for (int i = 0; i < n; i++) {
+      long at = (i * 7L % n) * 8192; // every 8 KiB block once, none after the one before
+      byte[] piece = fill((char) ('a' + i % 26), 4096);
+      write(w, at, piece);
+      System.arraycopy(piece, 0, expect, (int) at, piece.length);
       assertTrue(path.writesInFlight() <= WriteBehind.MAX_IN_FLIGHT, "in flight: " + path.writesInFlight());
     }
     w.flush();
     assertEquals(0, path.writesInFlight(), "flush waits for every send");
-    assertEquals(WriteBehind.MAX_IN_FLIGHT, path.maxWritesInFlight(), "sends overlap, up to the limit");
-    assertEquals(12, path.writes().size());
-    assertArrayEquals(all, path.load(LAYOUT, 0, all.length));
+    assertEquals(WriteBehind.MAX_IN_FLIGHT, path.maxWritesInFlight(), "small sends overlap, up to the limit in count");
+    assertEquals(n, path.writes().size(), "one send per write");
+    assertArrayEquals(expect, path.load(LAYOUT, 0, expect.length));
   }
 
   @Test
