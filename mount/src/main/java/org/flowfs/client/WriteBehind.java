@@ -20,8 +20,9 @@ import org.flowfs.common.Layout;
  * <p>What is out is bounded by bytes, {@link #BUFFERS_IN_FLIGHT} buffers' worth, and by count,
  * {@link #MAX_IN_FLIGHT} sends: a sequential stream keeps two full buffers out, random small
  * writes up to {@link #MAX_IN_FLIGHT}, each in a buffer of its own size (a write that does not
- * continue the last one starts a buffer that grows only while writes follow it), so a random
- * writer waits for a server only once that many are out.
+ * continue the last one, the first of all too, starts a buffer of its own size, moved into one of
+ * the full capacity when a write follows it), so a random writer waits for a server only once that
+ * many are out, and a small file never takes a buffer of the full capacity.
  *
  * <p>A failed send is reported by the next write, {@link #flush()} or close, as NFS does. The
  * owner ({@link FileState}) serializes calls.
@@ -41,8 +42,8 @@ final class WriteBehind {
   private long inFlightBytes;
   private ByteBuf buffer;
   private long bufferStart;
-  /** End of the last write: a write starting there continues a stream. */
-  private long lastEnd;
+  /** End of the last write (-1 before the first): a write starting there continues a stream. */
+  private long lastEnd = -1;
   private volatile Throwable failure;
 
   private record Sent(long start, long end, CompletableFuture<Void> done) {}
@@ -71,8 +72,14 @@ final class WriteBehind {
       return;
     }
     if (buffer == null) {
-      buffer = streaming ? alloc.directBuffer(capacity) : alloc.directBuffer(len, capacity);
+      buffer = streaming ? alloc.directBuffer(capacity) : alloc.directBuffer(len);
       bufferStart = offset;
+    } else if (buffer.writableBytes() < len) {
+      // a stream after all: on into a buffer of the full capacity (one copy of what is there)
+      ByteBuf full = alloc.directBuffer(capacity);
+      full.writeBytes(buffer);
+      buffer.release();
+      buffer = full;
     }
     buffer.writeBytes(src, src.readerIndex(), len);
     if (buffer.readableBytes() >= capacity) {

@@ -8,7 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -105,6 +108,53 @@ class WriteBehindTest {
     Arrays.fill(expect, 50, 60, (byte) 'C');
     assertArrayEquals(expect, path.load(LAYOUT, 0, 100));
     assertArrayEquals(fill('B', 100), path.load(LAYOUT, 5000, 100));
+  }
+
+  /** Direct buffers that record the capacity each was asked for. */
+  private static final class Recording extends AbstractByteBufAllocator {
+    final List<Integer> asked = new ArrayList<>();
+
+    Recording() {
+      super(true);
+    }
+
+    @Override
+    protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+      asked.add(initialCapacity);
+      return Unpooled.directBuffer(initialCapacity, maxCapacity);
+    }
+
+    @Override
+    protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+      return Unpooled.buffer(initialCapacity, maxCapacity);
+    }
+
+    @Override
+    public boolean isDirectBufferPooled() {
+      return false;
+    }
+  }
+
+  @Test
+  void write_smallFileTakesABufferOfItsSize_aStreamMovesIntoOneOfTheCapacity() {
+    Recording alloc = new Recording();
+    int capacity = 1 << 20;
+    wb = new WriteBehind(path, LAYOUT, capacity, TIMEOUT, alloc);
+    write(wb, 0, fill('s', 4096));
+    wb.flush();
+    assertEquals(List.of(4096), alloc.asked, "one write of a new file: a buffer of its size");
+
+    alloc.asked.clear();
+    byte[] all = bytes(9, 3 * 8192);
+    for (int i = 0; i < 3; i++) {
+      write(wb, 100_000 + i * 8192L, Arrays.copyOfRange(all, i * 8192, (i + 1) * 8192));
+    }
+    assertEquals(List.of(8192, capacity), alloc.asked, "the second write of a stream moves it into a full buffer");
+    alloc.asked.clear();
+    write(wb, 100_000 + 3 * 8192L, fill('t', 100));
+    assertEquals(List.of(), alloc.asked, "the stream goes on in the buffer it has");
+    wb.flush();
+    assertArrayEquals(all, path.load(LAYOUT, 100_000, all.length));
   }
 
   @Test
