@@ -81,7 +81,6 @@ public final class FlowInterface implements AutoCloseable {
       }
     }
     this.defaultType = protos.get(0).name();
-    contexts.put(0, new LinkedBlockingQueue<>());
     this.loop = new Thread(this::serviceLoop, name + "-flow-service");
     this.loop.setDaemon(true);
     ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, new NamedThreads(name + "-flow-timer"));
@@ -165,12 +164,18 @@ public final class FlowInterface implements AutoCloseable {
     }
   }
 
-  /** Posts a flow for service in context 0 (PINT_flow_post). */
+  /**
+   * Posts a flow for service in no context (PINT_flow_post): its end is seen through its
+   * completion, {@link #test} or {@link #testSome}, and nothing keeps it once it ended.
+   */
   public CompletableFuture<FlowDescriptor> post(FlowDescriptor d) {
     return post(d, 0);
   }
 
-  /** Posts a flow for service; its completion is also queued for {@link #testContext}. */
+  /**
+   * Posts a flow for service; its completion is also queued for {@link #testContext} of {@code
+   * contextId}, one opened with {@link #openContext}, or not queued for context 0 (no context).
+   */
   public CompletableFuture<FlowDescriptor> post(FlowDescriptor d, int contextId) {
     if (closed) {
       throw new IllegalStateException(name + " flow interface is closed");
@@ -189,7 +194,7 @@ public final class FlowInterface implements AutoCloseable {
       throw new IllegalArgumentException(p.name() + " cannot move " + d.src().getClass().getSimpleName()
           + " to " + d.dest().getClass().getSimpleName());
     }
-    if (!contexts.containsKey(contextId)) {
+    if (contextId != 0 && !contexts.containsKey(contextId)) {
       throw new IllegalArgumentException("no context " + contextId);
     }
     d.flowproto = p;

@@ -11,6 +11,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -322,8 +323,27 @@ class FlowInterfaceTest {
       got.addAll(flows.testContext(ctx, 10, 100));
     }
     assertEquals(Set.of(a, b), got);
-    assertEquals(List.of(c), flows.testContext(0, 10, 5000));
+    assertSame(c, c.completion().get(5, TimeUnit.SECONDS));
     assertEquals(List.of(), flows.testContext(ctx, 10, 50), "each completion is returned once");
+    assertThrows(IllegalArgumentException.class, () -> flows.testContext(0, 10, 0), "no context: nothing kept for it");
+  }
+
+  @Test
+  void post_withoutContext_keepsNothingOnceEnded() throws Exception {
+    template.completing();
+    FlowDescriptor d = flow(7);
+    flows.post(d);
+    flows.ready(d);
+    d.completion().get(5, TimeUnit.SECONDS);
+    WeakReference<FlowDescriptor> ended = new WeakReference<>(d);
+    d = null;
+    template.posted.clear(); // the test protocol's own record
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (ended.get() != null && System.nanoTime() < deadline) {
+      System.gc();
+      Thread.sleep(20);
+    }
+    assertNull(ended.get(), "an ended flow posted without a context is kept by nothing (it was, by context 0's queue)");
   }
 
   @Test
@@ -352,8 +372,8 @@ class FlowInterfaceTest {
     int ctx = flows.openContext();
     flows.closeContext(ctx);
     assertThrows(IllegalArgumentException.class, () -> flows.testContext(ctx, 1, 0));
-    flows.closeContext(0);
-    assertEquals(List.of(), flows.testContext(0, 1, 0), "context 0 cannot be closed");
+    flows.closeContext(0); // nothing to close
+    assertThrows(IllegalArgumentException.class, () -> flows.testContext(0, 1, 0), "0 is no context");
   }
 
   // ---- descriptors: alloc, free, reset, post --------------------------------------------------------
