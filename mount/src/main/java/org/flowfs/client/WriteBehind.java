@@ -19,10 +19,10 @@ import org.flowfs.common.Layout;
  *
  * <p>What is out is bounded by bytes, {@link #BUFFERS_IN_FLIGHT} buffers' worth, and by count,
  * {@link #MAX_IN_FLIGHT} sends: a sequential stream keeps two full buffers out, random small
- * writes up to {@link #MAX_IN_FLIGHT}, each in a buffer of its own size (a write that does not
- * continue the last one, the first of all too, starts a buffer of its own size, moved into one of
- * the full capacity when a write follows it), so a random writer waits for a server only once that
- * many are out, and a small file never takes a buffer of the full capacity.
+ * writes up to {@link #MAX_IN_FLIGHT}, so a random writer waits for a server only once that many
+ * are out. A write that does not continue the last one (a file's first write too) starts a buffer
+ * of its own size, moved into one of the full capacity when a write follows it: a file written in
+ * one call never takes a buffer of the full capacity.
  *
  * <p>A failed send is reported by the next write, {@link #flush()} or close, as NFS does. The
  * owner ({@link FileState}) serializes calls.
