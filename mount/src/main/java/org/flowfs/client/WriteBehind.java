@@ -39,7 +39,6 @@ final class WriteBehind {
   private final Duration timeout;
   private final ByteBufAllocator alloc;
   private final List<Sent> inFlight = new ArrayList<>();
-  private long inFlightBytes;
   private ByteBuf buffer;
   private long bufferStart;
   /** End of the last write (-1 before the first): a write starting there continues a stream. */
@@ -125,17 +124,19 @@ final class WriteBehind {
       }
     }
     while (inFlight.size() >= MAX_IN_FLIGHT
-        || !inFlight.isEmpty() && inFlightBytes + (end - offset) > (long) BUFFERS_IN_FLIGHT * capacity) {
+        || !inFlight.isEmpty() && inFlightBytes() + (end - offset) > (long) BUFFERS_IN_FLIGHT * capacity) {
       await(inFlight.get(0));
     }
     inFlight.add(new Sent(offset, end, path.write(layout, offset, data)));
-    inFlightBytes += end - offset;
   }
 
-  private void landed(Sent s) {
-    if (inFlight.remove(s)) {
-      inFlightBytes -= s.end - s.start;
+  /** Bytes of the sends out (at most {@link #MAX_IN_FLIGHT} of them). */
+  private long inFlightBytes() {
+    long n = 0;
+    for (Sent s : inFlight) {
+      n += s.end - s.start;
     }
+    return n;
   }
 
   private void await(Sent s) {
@@ -146,7 +147,7 @@ final class WriteBehind {
         failure = e;
       }
     } finally {
-      landed(s);
+      inFlight.remove(s);
     }
   }
 
@@ -160,7 +161,6 @@ final class WriteBehind {
       Sent s = it.next();
       if (s.done.isCompletedExceptionally()) {
         it.remove();
-        inFlightBytes -= s.end - s.start;
         if (failure == null) {
           failure = s.done.handle((v, t) -> t).join();
         }

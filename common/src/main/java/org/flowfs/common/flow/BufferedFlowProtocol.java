@@ -362,12 +362,19 @@ public class BufferedFlowProtocol implements FlowProtocol {
   }
 
   /**
-   * The pieces of this server's next buffer, up to the buffer size: one processor call after
-   * another, resuming where the last stopped, until the buffer is full or the request done. The
-   * flow's stream position moves past them; no bytes means the request is done.
+   * The pieces of this server's next buffer to send, up to the buffer size; no bytes means the
+   * request is done.
    */
   private Pieces nextBuffer(Run r, Mode mode) {
-    final long size = bufferSize;
+    return nextBuffer(r, mode, bufferSize);
+  }
+
+  /**
+   * The pieces of this server's next {@code size} bytes: one processor call after another,
+   * resuming where the last stopped, until they hold {@code size} bytes or the request is done
+   * (then fewer). The flow's stream position moves past them.
+   */
+  private static Pieces nextBuffer(Run r, Mode mode, long size) {
     Pieces pieces = new Pieces(8);
     long pos = r.streamPos;
     while (pos != RequestProcessor.DONE && pieces.bytes() < size) {
@@ -445,18 +452,13 @@ public class BufferedFlowProtocol implements FlowProtocol {
       try {
         int n = data.readableBytes();
         int at = data.readerIndex();
-        long left = n;
-        while (left > 0) {
-          long next = process(r, r.streamPos, left, Mode.CLIENT);
-          if (r.segs.bytes() == 0) {
-            end(r, Errno.EIO, "received " + left + " bytes more than the flow holds");
-            return;
-          }
-          for (int i = 0; i < r.segs.count(); i++) {
-            at = copyToMemory(r, m, data, at, r.segs.offset(i), r.segs.size(i));
-          }
-          left -= r.segs.bytes();
-          r.streamPos = next;
+        Pieces pieces = nextBuffer(r, Mode.CLIENT, n);
+        if (pieces.bytes() < n) {
+          end(r, Errno.EIO, "received " + (n - pieces.bytes()) + " bytes more than the flow holds");
+          return;
+        }
+        for (int i = 0; i < pieces.count(); i++) {
+          at = copyToMemory(r, m, data, at, pieces.offset(i), pieces.length(i));
         }
         r.finished += n;
         r.d.transferred(n);
@@ -517,18 +519,11 @@ public class BufferedFlowProtocol implements FlowProtocol {
     while (r.inFlight < buffers && !r.received.isEmpty()) {
       ByteBuf data = r.received.poll();
       int n = data.readableBytes();
-      Pieces pieces = new Pieces(8);
-      long left = n;
-      while (left > 0) {
-        long next = process(r, r.streamPos, left, Mode.SERVER);
-        if (r.segs.bytes() == 0) {
-          data.release();
-          end(r, Errno.EIO, "client sent more than the " + r.total + " bytes of the flow");
-          return;
-        }
-        pieces.add(r.segs);
-        left -= r.segs.bytes();
-        r.streamPos = next;
+      Pieces pieces = nextBuffer(r, Mode.SERVER, n);
+      if (pieces.bytes() < n) {
+        data.release();
+        end(r, Errno.EIO, "client sent more than the " + r.total + " bytes of the flow");
+        return;
       }
       r.produced += n;
       r.inFlight++;
