@@ -36,6 +36,7 @@ import org.flowfs.common.wire.CommonOp.StatsReq;
 import org.flowfs.common.wire.CommonOp.StatsResp;
 import org.flowfs.common.wire.MessageRegistry;
 import org.flowfs.common.wire.MetaOp.CreateReq;
+import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.FsckDatafilesReq;
 import org.flowfs.common.wire.MetaOp.FsckDatafilesResp;
@@ -132,25 +133,49 @@ public final class MetaServer implements AutoCloseable {
     return i.getEpochSecond() * 1_000_000_000L + i.getNano();
   }
 
+  /** Entries of a listing read on the event loop; the rest of a larger page is read on the reader pool. */
+  static final int READDIR_ON_LOOP = 64;
+
+  /**
+   * A page of a directory: its first {@link #READDIR_ON_LOOP} entries on the event loop, like a
+   * lookup (most directories have no more, and a hand-over would cost more than the listing); the
+   * rest of a larger page on the reader pool, from where the first part ended, so a big directory
+   * never holds the event loop for long.
+   */
+  private CompletableFuture<ReaddirResp> readdir(ReaddirReq q) {
+    MetadataStore.DirPage head = store.readdir(q.dir(), q.cursor(), Math.min(q.max(), READDIR_ON_LOOP), q.plus());
+    if (head.eof() || q.max() <= READDIR_ON_LOOP) {
+      return CompletableFuture.completedFuture(new ReaddirResp(head.entries(), head.eof()));
+    }
+    String after = head.entries().get(head.entries().size() - 1).name();
+    return CompletableFuture.supplyAsync(() -> {
+      MetadataStore.DirPage rest = store.readdir(q.dir(), after, q.max() - head.entries().size(), q.plus());
+      List<Dirent> all = new ArrayList<>(head.entries().size() + rest.entries().size());
+      all.addAll(head.entries());
+      all.addAll(rest.entries());
+      return new ReaddirResp(all, rest.eof());
+    }, readers);
+  }
+
   private OpTable ops() {
     OpTable t = new OpTable();
     t.async(PingReq.class, Access.READ_ONLY, (q, ctx) ->
         CompletableFuture.completedFuture(new PingResp("metaserver", 0, Version.RELEASE, q.sentNanos())));
     t.async(StatsReq.class, Access.READ_ONLY, (q, ctx) ->
         CompletableFuture.completedFuture(new StatsResp("metaserver", 0, counters.snapshot())));
-    // lookups and getattrs, the most frequent calls, answer on the event loop: a hand-over to the
-    // reader pool and back cost more CPU than the read itself (a B-tree lookup in memory)
+    // lookups, getattrs and the other reads of one record answer on the event loop: a hand-over to
+    // the reader pool and back cost more CPU than the read itself (a B-tree lookup in memory)
     t.async(LookupReq.class, Access.READ_ONLY, (q, ctx) ->
         CompletableFuture.completedFuture(new EntryResp(store.lookup(q.parent(), q.name()))));
     t.async(GetattrReq.class, Access.READ_ONLY, (q, ctx) ->
         CompletableFuture.completedFuture(new EntryResp(store.getattr(q.handle()))));
-    t.blocking(ReadlinkReq.class, Access.READ_ONLY, readers, (q, ctx) -> new ReadlinkResp(store.readlink(q.handle())));
-    t.blocking(ReaddirReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
-      MetadataStore.DirPage p = store.readdir(q.dir(), q.cursor(), q.max(), q.plus());
-      return new ReaddirResp(p.entries(), p.eof());
-    });
-    t.blocking(GetxattrReq.class, Access.READ_ONLY, readers, (q, ctx) -> new XattrResp(store.getxattr(q.handle(), q.name())));
-    t.blocking(ListxattrReq.class, Access.READ_ONLY, readers, (q, ctx) -> new XattrNamesResp(store.listxattr(q.handle())));
+    t.async(ReadlinkReq.class, Access.READ_ONLY, (q, ctx) ->
+        CompletableFuture.completedFuture(new ReadlinkResp(store.readlink(q.handle()))));
+    t.async(ReaddirReq.class, Access.READ_ONLY, (q, ctx) -> readdir(q));
+    t.async(GetxattrReq.class, Access.READ_ONLY, (q, ctx) ->
+        CompletableFuture.completedFuture(new XattrResp(store.getxattr(q.handle(), q.name()))));
+    t.async(ListxattrReq.class, Access.READ_ONLY, (q, ctx) ->
+        CompletableFuture.completedFuture(new XattrNamesResp(store.listxattr(q.handle()))));
     t.blocking(MetaStatfsReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
       MetadataStore.Counts c = store.counts();
       return new MetaStatfsResp(c.objects(), c.directories(), config.ioServers().size());

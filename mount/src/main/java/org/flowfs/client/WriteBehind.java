@@ -21,8 +21,8 @@ import org.flowfs.common.Layout;
  * {@link #MAX_IN_FLIGHT} sends: a sequential stream keeps two full buffers out, random small
  * writes up to {@link #MAX_IN_FLIGHT}, so a random writer waits for a server only once that many
  * are out. A write that does not continue the last one (a file's first write too) starts a buffer
- * of its own size, moved into one of the full capacity when a write follows it: a file written in
- * one call never takes a buffer of the full capacity.
+ * of its own size, which grows by doubling as writes follow it: a small file, written in one call
+ * or in several, takes a buffer of about its size, never one of the full capacity.
  *
  * <p>A failed send is reported by the next write, {@link #flush()} or close, as NFS does. The
  * owner ({@link FileState}) serializes calls.
@@ -71,15 +71,11 @@ final class WriteBehind {
       return;
     }
     if (buffer == null) {
-      buffer = streaming ? alloc.directBuffer(capacity) : alloc.directBuffer(len);
+      buffer = streaming ? alloc.directBuffer(capacity) : alloc.directBuffer(len, capacity);
       bufferStart = offset;
-    } else if (buffer.writableBytes() < len) {
-      // a stream after all: on into a buffer of the full capacity (one copy of what is there)
-      ByteBuf full = alloc.directBuffer(capacity);
-      full.writeBytes(buffer);
-      buffer.release();
-      buffer = full;
     }
+    // a buffer started by a write that did not continue the last grows as writes follow it (to
+    // the next power of two, copying what it holds): a small file takes a buffer of about its size
     buffer.writeBytes(src, src.readerIndex(), len);
     if (buffer.readableBytes() >= capacity) {
       send();

@@ -113,6 +113,7 @@ class WriteBehindTest {
   /** Direct buffers that record the capacity each was asked for. */
   private static final class Recording extends AbstractByteBufAllocator {
     final List<Integer> asked = new ArrayList<>();
+    final List<ByteBuf> made = new ArrayList<>();
 
     Recording() {
       super(true);
@@ -121,7 +122,9 @@ class WriteBehindTest {
     @Override
     protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
       asked.add(initialCapacity);
-      return Unpooled.directBuffer(initialCapacity, maxCapacity);
+      ByteBuf b = Unpooled.directBuffer(initialCapacity, maxCapacity);
+      made.add(b);
+      return b;
     }
 
     @Override
@@ -136,7 +139,7 @@ class WriteBehindTest {
   }
 
   @Test
-  void write_smallFileTakesABufferOfItsSize_aStreamMovesIntoOneOfTheCapacity() {
+  void write_smallFileTakesABufferOfItsSize_growingAsWritesFollow() {
     Recording alloc = new Recording();
     int capacity = 1 << 20;
     wb = new WriteBehind(path, LAYOUT, capacity, TIMEOUT, alloc);
@@ -145,14 +148,18 @@ class WriteBehindTest {
     assertEquals(List.of(4096), alloc.asked, "one write of a new file: a buffer of its size");
 
     alloc.asked.clear();
-    byte[] all = bytes(9, 3 * 8192);
+    int piece = 8192;
+    int pieces = capacity / piece + 2; // past one buffer of the capacity
+    byte[] all = bytes(9, pieces * piece);
     for (int i = 0; i < 3; i++) {
-      write(wb, 100_000 + i * 8192L, Arrays.copyOfRange(all, i * 8192, (i + 1) * 8192));
+      write(wb, 100_000 + (long) i * piece, Arrays.copyOfRange(all, i * piece, (i + 1) * piece));
     }
-    assertEquals(List.of(8192, capacity), alloc.asked, "the second write of a stream moves it into a full buffer");
-    alloc.asked.clear();
-    write(wb, 100_000 + 3 * 8192L, fill('t', 100));
-    assertEquals(List.of(), alloc.asked, "the stream goes on in the buffer it has");
+    assertEquals(List.of(piece), alloc.asked, "a file written in three calls: one buffer, grown, none of the capacity");
+    assertTrue(alloc.made.get(0).capacity() < 4 * piece, "grown to about the file's size: " + alloc.made.get(0).capacity());
+    for (int i = 3; i < pieces; i++) {
+      write(wb, 100_000 + (long) i * piece, Arrays.copyOfRange(all, i * piece, (i + 1) * piece));
+    }
+    assertEquals(List.of(piece, capacity), alloc.asked, "a stream goes on in buffers of the capacity once the first is full");
     wb.flush();
     assertArrayEquals(all, path.load(LAYOUT, 100_000, all.length));
   }

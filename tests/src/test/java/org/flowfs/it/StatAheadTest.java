@@ -68,4 +68,19 @@ class StatAheadTest {
     // ls -l asks two attributes of every file; the listing said which files have none
     assertTrue(asked < 20, asked + " getxattr calls for ls -l of 200 files");
   }
+
+  @Test
+  void listingOfMoreEntriesThanAPage_namesEveryEntryOnceWithItsSize() throws Exception {
+    // 1,500 entries: two of the client's pages, each read by the server in a part on its event
+    // loop and the rest on its reader pool
+    Sh.ok(m, "mkdir big && cd big && for i in $(seq 1000 2499); do head -c $((i % 7)) /dev/zero > f$i; done");
+    Thread.sleep(1500); // past the timeouts: the listing and the sizes come from the server
+    String out = Sh.ok(m.resolve("big"), "find . -mindepth 1 -maxdepth 1 -printf '%f %s\\n'");
+    String[] lines = out.strip().split("\n");
+    assertEquals(1500, lines.length, "entries listed");
+    for (int k = 0; k < 1500; k++) {
+      int i = 1000 + k; // names of equal length: byte order is number order
+      assertEquals("f" + i + " " + (i % 7), lines[k], "entry " + k + " of the listing");
+    }
+  }
 }
