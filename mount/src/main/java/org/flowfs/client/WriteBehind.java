@@ -21,8 +21,9 @@ import org.flowfs.common.Layout;
  * {@link #MAX_IN_FLIGHT} sends: a sequential stream keeps two full buffers out, random small
  * writes up to {@link #MAX_IN_FLIGHT}, so a random writer waits for a server only once that many
  * are out. A write that does not continue the last one (a file's first write too) starts a buffer
- * of its own size, which grows by doubling as writes follow it: a small file, written in one call
- * or in several, takes a buffer of about its size, never one of the full capacity.
+ * of its own size, which grows by doubling as writes follow it, up to {@link #GROWS_TO} bytes, and
+ * moves into one of the full capacity past that: a small file, written in one call or in several,
+ * takes a buffer of about its size, and a stream copies at most {@link #GROWS_TO} bytes twice.
  *
  * <p>A failed send is reported by the next write, {@link #flush()} or close, as NFS does. The
  * owner ({@link FileState}) serializes calls.
@@ -32,6 +33,8 @@ final class WriteBehind {
   static final int MAX_IN_FLIGHT = 16;
   /** Most bytes out at once, in buffers of the capacity. */
   static final int BUFFERS_IN_FLIGHT = 2;
+  /** A buffer started by a write that does not continue the last grows by doubling up to this size. */
+  static final int GROWS_TO = 1 << 20;
 
   private final DataPath path;
   private final Layout layout;
@@ -73,9 +76,15 @@ final class WriteBehind {
     if (buffer == null) {
       buffer = streaming ? alloc.directBuffer(capacity) : alloc.directBuffer(len, capacity);
       bufferStart = offset;
+    } else if (buffer.writableBytes() < len && buffer.readableBytes() + len > GROWS_TO) {
+      // a stream after all: on into a buffer of the full capacity (one copy of what is there)
+      ByteBuf full = alloc.directBuffer(capacity);
+      full.writeBytes(buffer);
+      buffer.release();
+      buffer = full;
     }
-    // a buffer started by a write that did not continue the last grows as writes follow it (to
-    // the next power of two, copying what it holds): a small file takes a buffer of about its size
+    // below GROWS_TO, a buffer grows as writes follow (to the next power of two, copying what it
+    // holds): a small file takes a buffer of about its size
     buffer.writeBytes(src, src.readerIndex(), len);
     if (buffer.readableBytes() >= capacity) {
       send();

@@ -141,7 +141,7 @@ class WriteBehindTest {
   @Test
   void write_smallFileTakesABufferOfItsSize_growingAsWritesFollow() {
     Recording alloc = new Recording();
-    int capacity = 1 << 20;
+    int capacity = 4 * WriteBehind.GROWS_TO;
     wb = new WriteBehind(path, LAYOUT, capacity, TIMEOUT, alloc);
     write(wb, 0, fill('s', 4096));
     wb.flush();
@@ -151,17 +151,26 @@ class WriteBehindTest {
     int piece = 8192;
     int pieces = capacity / piece + 2; // past one buffer of the capacity
     byte[] all = bytes(9, pieces * piece);
-    for (int i = 0; i < 3; i++) {
-      write(wb, 100_000 + (long) i * piece, Arrays.copyOfRange(all, i * piece, (i + 1) * piece));
+    long at = 100_000;
+    int i = 0;
+    for (; i < 3; i++) {
+      write(wb, at + (long) i * piece, Arrays.copyOfRange(all, i * piece, (i + 1) * piece));
     }
-    assertEquals(List.of(piece), alloc.asked, "a file written in three calls: one buffer, grown, none of the capacity");
+    assertEquals(List.of(piece), alloc.asked, "a file written in three calls: one buffer, grown");
     assertTrue(alloc.made.get(0).capacity() < 4 * piece, "grown to about the file's size: " + alloc.made.get(0).capacity());
-    for (int i = 3; i < pieces; i++) {
-      write(wb, 100_000 + (long) i * piece, Arrays.copyOfRange(all, i * piece, (i + 1) * piece));
+    for (; i < WriteBehind.GROWS_TO / piece; i++) {
+      write(wb, at + (long) i * piece, Arrays.copyOfRange(all, i * piece, (i + 1) * piece));
     }
-    assertEquals(List.of(piece, capacity), alloc.asked, "a stream goes on in buffers of the capacity once the first is full");
+    assertEquals(List.of(piece), alloc.asked, "up to GROWS_TO bytes the buffer grows");
+    write(wb, at + (long) i * piece, Arrays.copyOfRange(all, i * piece, (i + 1) * piece));
+    i++;
+    assertEquals(List.of(piece, capacity), alloc.asked, "past GROWS_TO: a stream, moved into a buffer of the capacity");
+    for (; i < pieces; i++) {
+      write(wb, at + (long) i * piece, Arrays.copyOfRange(all, i * piece, (i + 1) * piece));
+    }
+    assertEquals(List.of(piece, capacity, capacity), alloc.asked, "the stream goes on in buffers of the capacity");
     wb.flush();
-    assertArrayEquals(all, path.load(LAYOUT, 100_000, all.length));
+    assertArrayEquals(all, path.load(LAYOUT, at, all.length));
   }
 
   @Test
