@@ -53,6 +53,8 @@ public final class FlowInterface implements AutoCloseable {
   private final Set<FlowDescriptor> active = ConcurrentHashMap.newKeySet();
   private final Set<Channel> watched = ConcurrentHashMap.newKeySet();
   private final Map<Integer, LinkedBlockingQueue<FlowDescriptor>> contexts = new ConcurrentHashMap<>();
+  /** The context of a flow posted without one: its completion is queued nowhere. */
+  static final int NO_CONTEXT = 0;
   private final AtomicInteger nextContext = new AtomicInteger(1);
   private final ScheduledExecutorService timer;
   private final Thread loop;
@@ -159,9 +161,7 @@ public final class FlowInterface implements AutoCloseable {
   }
 
   public void closeContext(int id) {
-    if (id != 0) {
-      contexts.remove(id);
-    }
+    contexts.remove(id);
   }
 
   /**
@@ -169,12 +169,12 @@ public final class FlowInterface implements AutoCloseable {
    * completion, {@link #test} or {@link #testSome}, and nothing keeps it once it ended.
    */
   public CompletableFuture<FlowDescriptor> post(FlowDescriptor d) {
-    return post(d, 0);
+    return post(d, NO_CONTEXT);
   }
 
   /**
    * Posts a flow for service; its completion is also queued for {@link #testContext} of {@code
-   * contextId}, one opened with {@link #openContext}, or not queued for context 0 (no context).
+   * contextId}, one opened with {@link #openContext}, or queued nowhere for {@link #NO_CONTEXT}.
    */
   public CompletableFuture<FlowDescriptor> post(FlowDescriptor d, int contextId) {
     if (closed) {
@@ -194,7 +194,7 @@ public final class FlowInterface implements AutoCloseable {
       throw new IllegalArgumentException(p.name() + " cannot move " + d.src().getClass().getSimpleName()
           + " to " + d.dest().getClass().getSimpleName());
     }
-    if (contextId != 0 && !contexts.containsKey(contextId)) {
+    if (contextId != NO_CONTEXT && !contexts.containsKey(contextId)) {
       throw new IllegalArgumentException("no context " + contextId);
     }
     d.flowproto = p;
