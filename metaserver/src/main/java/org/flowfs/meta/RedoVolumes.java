@@ -22,6 +22,10 @@ import org.mapdb.volume.VolumeFactory;
 final class RedoVolumes extends VolumeFactory {
   /** DBMaker's default: 16 segments. */
   private static final int CONCURRENCY_SHIFT = 4;
+  /** Where MapDB keeps the store's feature bits in the store file; bit 0: header checksums on. */
+  static final long HEADER_FEATURES = 16;
+  /** Where MapDB keeps the header checksum in the store file (0 when header checksums are off). */
+  static final long HEADER_CHECKSUM = 20;
 
   private final String storeName;
   private final RedoVolume store;
@@ -45,19 +49,44 @@ final class RedoVolumes extends VolumeFactory {
   /** A DB and the redo volume under it. */
   record Opened(DB db, RedoVolume volume) {}
 
-  /** The transactional DB in {@code file}, whose commits are durable within {@code syncInterval} (zero: at once). */
+  /**
+   * The transactional DB in {@code file}, whose commits are durable within {@code syncInterval}
+   * (zero: at once).
+   *
+   * <p>Without MapDB's header checksum: MapDB sums the 32 KiB store header at every commit (a
+   * third of a small commit's time) to catch a header torn by an unclean shutdown, which the
+   * redo volume rules out (a commit reaches the store file whole or not at all). A store written
+   * with header checksums (by earlier versions) has its checksum verified once, as before, then
+   * cleared in a commit of its own, and is opened without from then on.
+   */
   static Opened open(Path file, java.time.Duration syncInterval) throws IOException {
+    return open(file, syncInterval, false);
+  }
+
+  /** As {@link #open(Path, java.time.Duration)}; {@code headerChecksums} writes a store as earlier versions did (tests). */
+  static Opened open(Path file, java.time.Duration syncInterval, boolean headerChecksums) throws IOException {
     RedoVolume volume = RedoVolume.open(file, syncInterval);
     try {
       boolean exists = volume.length() > 0;
-      String name = file.toString();
-      StoreWAL store = StoreWAL.make(name, new RedoVolumes(name, volume), 0L, true, CONCURRENCY_SHIFT,
-          0L, 0L, false, false, false, true, false);
+      int features = exists ? volume.getInt(HEADER_FEATURES) : 0;
+      if ((features & 1) != 0 && !headerChecksums) {
+        store(file, volume, true); // MapDB verifies the checksum as it opens, or throws
+        volume.putInt(HEADER_FEATURES, features & ~1);
+        volume.putInt(HEADER_CHECKSUM, 0);
+        volume.sync();
+      }
+      StoreWAL store = store(file, volume, headerChecksums);
       return new Opened(new DB(store, exists, true, RedoVolumes.class.getClassLoader(), 0), volume);
     } catch (RuntimeException e) {
       volume.close();
       throw e;
     }
+  }
+
+  private static StoreWAL store(Path file, RedoVolume volume, boolean headerChecksums) {
+    String name = file.toString();
+    return StoreWAL.make(name, new RedoVolumes(name, volume), 0L, true, CONCURRENCY_SHIFT,
+        0L, 0L, false, false, false, headerChecksums, false);
   }
 
   @Override
