@@ -80,6 +80,10 @@ final class RedoVolume extends Volume {
   private final Map<Long, byte[]> dirty = new HashMap<>();
   /** Pages synced (in the log) but not yet written in place; guarded by lock. */
   private final Map<Long, byte[]> logged = new HashMap<>();
+  /** Records up to this size are assembled in one direct buffer kept for the next sync. */
+  static final int RECORD_KEPT = 1 << 20;
+  /** That buffer; guarded by lock. */
+  private ByteBuffer record;
   /** Where the next record goes in the log, its generation and sequence number; guarded by lock. */
   private long logEnd;
   private long generation;
@@ -367,13 +371,13 @@ final class RedoVolume extends Volume {
   private void appendRecord() throws IOException {
     List<Map.Entry<Long, byte[]>> pages = new ArrayList<>(dirty.entrySet());
     pages.sort(Map.Entry.comparingByKey());
-    ByteBuffer b = ByteBuffer.allocate(HEADER + pages.size() * (8 + PAGE) + TRAILER);
+    ByteBuffer b = recordBuffer(HEADER + pages.size() * (8 + PAGE) + TRAILER);
     b.putLong(MAGIC).putLong(generation).putLong(seq).putInt(pages.size());
     for (Map.Entry<Long, byte[]> p : pages) {
       b.putLong(p.getKey() * PAGE).put(p.getValue());
     }
     CRC32C crc = new CRC32C();
-    crc.update(b.array(), 0, b.position());
+    crc.update(b.duplicate().flip());
     b.putLong(crc.getValue()).putLong(END).flip();
     int length = b.remaining();
     writeFully(redo, b, logEnd);
@@ -381,6 +385,23 @@ final class RedoVolume extends Volume {
     seq++;
     logged.putAll(dirty);
     dirty.clear();
+  }
+
+  /**
+   * The buffer a record is assembled in, cleared, at least {@code size} bytes: direct, so the
+   * write goes from it to the kernel without the copy into a temporary direct buffer that a heap
+   * buffer costs, and kept from sync to sync (a commit of a few pages allocates nothing). A record
+   * larger than {@link #RECORD_KEPT} (a big group commit, rare) gets a heap buffer of its own,
+   * which the garbage collector takes back. Lock held.
+   */
+  private ByteBuffer recordBuffer(int size) {
+    if (size > RECORD_KEPT) {
+      return ByteBuffer.allocate(size);
+    }
+    if (record == null || record.capacity() < size) {
+      record = ByteBuffer.allocateDirect(Math.max(size, RECORD_KEPT / 4));
+    }
+    return record.clear().limit(size);
   }
 
   /** Makes every record synced so far durable (a client asked for it: fsync). */

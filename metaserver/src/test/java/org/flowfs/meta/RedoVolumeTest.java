@@ -58,6 +58,33 @@ class RedoVolumeTest {
   }
 
   @Test
+  void recordsOfEverySize_replayInOrder() throws IOException {
+    // small records share one kept buffer; one past RECORD_KEPT gets its own
+    byte[] big = bytes(RedoVolume.RECORD_KEPT + 5 * RedoVolume.PAGE, 2);
+    byte[] small = bytes(100, 3);
+    try (RedoVolume v = RedoVolume.open(file(), java.time.Duration.ofHours(1))) { // no checkpoint: replay does it
+      v.ensureAvailable(2L * big.length);
+      v.putData(0, small, 0, small.length);
+      v.sync();
+      v.putData(RedoVolume.PAGE, big, 0, big.length);
+      v.sync();
+      v.putData(50, small, 0, small.length); // over the first record's bytes
+      v.sync();
+      v.forceLog();
+      assertTrue(Files.size(RedoVolume.redoPath(file())) > big.length, "all three in the log");
+    }
+    try (RedoVolume v = RedoVolume.open(file())) {
+      byte[] back = new byte[big.length];
+      v.getData(RedoVolume.PAGE, back, 0, back.length);
+      assertArrayEquals(big, back);
+      byte[] head = new byte[150];
+      v.getData(0, head, 0, head.length);
+      assertArrayEquals(Arrays.copyOf(small, 50), Arrays.copyOf(head, 50));
+      assertArrayEquals(small, Arrays.copyOfRange(head, 50, 150));
+    }
+  }
+
+  @Test
   void writes_reachTheStoreFileAtCheckpoint_throughTheLog() throws IOException {
     try (RedoVolume v = RedoVolume.open(file())) {
       v.ensureAvailable(100);
