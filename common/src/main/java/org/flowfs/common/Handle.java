@@ -55,7 +55,17 @@ public record Handle(long id) implements Comparable<Handle> {
   }
 
   public String hex() {
-    return String.format("%016x", id);
+    return hex(id);
+  }
+
+  /** {@code n} as 16 lower-case hex digits, zero-padded (what {@code %016x} prints, without a formatter). */
+  public static String hex(long n) {
+    char[] c = new char[16];
+    for (int i = 15; i >= 0; i--) {
+      c[i] = Character.forDigit((int) (n & 0xF), 16);
+      n >>>= 4;
+    }
+    return new String(c);
   }
 
   @Override

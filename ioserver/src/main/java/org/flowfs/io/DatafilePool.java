@@ -8,8 +8,14 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Emptied datafiles kept for reuse, in {@code data/free/}: a removed datafile is truncated and
@@ -24,10 +30,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code free/} by an earlier run are taken up at start (emptied again if a crash left one
  * with data).
  *
+ * <p><b>Made ahead.</b> With {@code ready} above zero the pool also keeps that many empty files
+ * made in advance, so that a burst of creates with no removes in between (an untar, a job
+ * writing its output files) renames files rather than waits for the inode allocator: when a take
+ * leaves fewer than half of {@code ready}, one background thread ({@code io-precreate}) creates
+ * files until there are {@code ready} again. The files cost an inode each and no blocks; if
+ * making one fails (no inodes left), the thread stops until the next take asks again.
+ *
  * <p>Thread safe. The store serializes what happens to one handle; the pool only hands each
  * pooled file to one taker.
  */
 final class DatafilePool {
+  private static final Logger LOG = LoggerFactory.getLogger(DatafilePool.class);
   /** What {@link #recycle} did. */
   enum Outcome {
     /** The file is in the pool now. */
@@ -43,10 +57,26 @@ final class DatafilePool {
   private final ConcurrentLinkedQueue<Path> files = new ConcurrentLinkedQueue<>();
   private final AtomicInteger size = new AtomicInteger();
   private final AtomicLong names = new AtomicLong();
+  private final int ready;
+  private final ThreadPoolExecutor maker;
+  private final AtomicBoolean making = new AtomicBoolean();
+  private volatile boolean closed;
 
+  /** A pool of at most {@code max} files, without files made ahead. */
   DatafilePool(Path dir, int max) throws IOException {
+    this(dir, max, 0);
+  }
+
+  /** A pool of at most {@code max} files that keeps {@code ready} of them made ahead (0: none). */
+  DatafilePool(Path dir, int max, int ready) throws IOException {
     this.dir = Files.createDirectories(dir);
     this.max = max;
+    this.ready = Math.min(ready, max);
+    this.maker = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+      Thread t = new Thread(r, "io-precreate");
+      t.setDaemon(true);
+      return t;
+    });
     long last = 0;
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
       for (Path p : ds) {
@@ -64,6 +94,7 @@ final class DatafilePool {
       }
     }
     names.set(last);
+    makeAheadIfLow();
   }
 
   private static long nameOf(Path p) {
@@ -90,7 +121,69 @@ final class DatafilePool {
     if (p != null) {
       size.decrementAndGet();
     }
+    makeAheadIfLow();
     return p;
+  }
+
+  /** Starts the maker when files made ahead are wanted and fewer than half are left. */
+  private void makeAheadIfLow() {
+    if (ready > 0 && !closed && size.get() < (ready + 1) / 2 && making.compareAndSet(false, true)) {
+      try {
+        maker.execute(this::makeAhead);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        making.set(false); // closing
+      }
+    }
+  }
+
+  /** On the maker's thread: creates empty files until {@code ready} are pooled. */
+  private void makeAhead() {
+    boolean failed = false;
+    try {
+      while (!closed && size.get() < ready) {
+        if (size.incrementAndGet() > max) {
+          size.decrementAndGet();
+          break;
+        }
+        Path slot = dir.resolve(name(names.incrementAndGet()));
+        try {
+          Files.createFile(slot);
+          files.add(slot);
+        } catch (IOException e) {
+          size.decrementAndGet();
+          LOG.debug("making a pooled datafile in {} failed, until the next take: {}", dir, e.toString());
+          failed = true;
+          break;
+        }
+      }
+    } finally {
+      making.set(false);
+    }
+    if (!failed) {
+      makeAheadIfLow(); // takes that came while the flag was still set
+    }
+  }
+
+  /** Stops making files ahead and waits for the maker to finish the file it is on. */
+  void close() {
+    closed = true;
+    maker.shutdown();
+    try {
+      if (!maker.awaitTermination(10, TimeUnit.SECONDS)) {
+        LOG.warn("the datafile maker of {} did not stop in 10 s", dir);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Files left in the pool (tests). */
+  int size() {
+    return size.get();
+  }
+
+  private static String name(long n) {
+    return org.flowfs.common.Handle.hex(n);
   }
 
   /** Returns a file {@link #take} gave out and the caller did not use. */
@@ -108,7 +201,7 @@ final class DatafilePool {
       size.decrementAndGet();
       return Outcome.FULL;
     }
-    Path slot = dir.resolve(String.format("%016x", names.incrementAndGet()));
+    Path slot = dir.resolve(name(names.incrementAndGet()));
     boolean moved = false;
     try {
       Files.move(p, slot);

@@ -41,6 +41,8 @@ final class FileBStreamStore implements BStreamStore {
   private final DatafilePool pool;
   /** Emptied datafiles kept for reuse, per server. */
   static final int POOL_MAX = 8192;
+  /** Empty datafiles kept made ahead for creates, per server (see {@link DatafilePool}). */
+  static final int POOL_READY = 256;
 
   /** A cached channel; the cache holds one reference, each user one more. */
   private static final class Chan {
@@ -85,19 +87,22 @@ final class FileBStreamStore implements BStreamStore {
   private final Object[] locks = new Object[256];
 
   FileBStreamStore(Path dir, int server, int maxOpen) throws IOException {
-    this(dir, server, maxOpen, POOL_MAX);
+    this(dir, server, maxOpen, POOL_MAX, POOL_READY);
   }
 
-  /** A store keeping up to {@code poolMax} emptied datafiles for reuse. */
-  FileBStreamStore(Path dir, int server, int maxOpen, int poolMax) throws IOException {
+  /**
+   * A store keeping up to {@code poolMax} emptied datafiles for reuse, {@code poolReady} of them
+   * made ahead when removes do not supply them (0: none made ahead).
+   */
+  FileBStreamStore(Path dir, int server, int maxOpen, int poolMax, int poolReady) throws IOException {
     this.data = dir.resolve("data");
     this.server = server;
     Files.createDirectories(data);
     for (int b = 0; b < 256; b++) {
-      buckets[b] = Files.createDirectories(data.resolve(String.format("%02x", b)));
+      buckets[b] = Files.createDirectories(data.resolve(Handle.hex(b).substring(14)));
       locks[b] = new Object();
     }
-    this.pool = new DatafilePool(data.resolve("free"), poolMax);
+    this.pool = new DatafilePool(data.resolve("free"), poolMax, poolReady);
     this.fileStore = Files.getFileStore(data);
     this.open = Caffeine.newBuilder()
         .maximumSize(maxOpen)
@@ -379,6 +384,7 @@ final class FileBStreamStore implements BStreamStore {
 
   @Override
   public void close() {
+    pool.close();
     open.invalidateAll();
     open.cleanUp();
   }

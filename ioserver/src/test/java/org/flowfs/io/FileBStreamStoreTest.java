@@ -26,7 +26,7 @@ class FileBStreamStoreTest extends BStreamStoreContract {
 
   @Override
   protected BStreamStore open(Path dir, int server) throws IOException {
-    return new FileBStreamStore(dir, server, MAX_OPEN);
+    return new FileBStreamStore(dir, server, MAX_OPEN, FileBStreamStore.POOL_MAX, 0); // the pool as removes fill it
   }
 
   @Test
@@ -138,7 +138,7 @@ class FileBStreamStoreTest extends BStreamStoreContract {
   @Test
   void pool_isBounded_andSurvivesARestart() throws IOException {
     store.close();
-    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 2);
+    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 2, 0);
     for (int i = 1; i <= 3; i++) {
       write(h(i), 0, bytes(i, 100));
     }
@@ -149,13 +149,54 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     assertEquals(2, filesIn(free).size(), "past the bound a removed datafile is unlinked");
     assertEquals(0, store.count());
     store.close();
-    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 2);
+    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 2, 0);
     write(h(10), 0, bytes(10, 7));
     write(h(11), 0, bytes(11, 7));
     assertEquals(List.of(), filesIn(free), "files pooled by the last run are used");
     write(h(12), 0, bytes(12, 7));
     assertEquals(List.of(h(10), h(11), h(12)), store.list(0, 10));
     assertArrayEquals(bytes(11, 7), read(h(11), 0, 100));
+  }
+
+  @Test
+  void pool_makesFilesAhead_soCreatesWithoutRemovesRenameThem() throws Exception {
+    store.close();
+    Path free = dir.resolve("data").resolve("free");
+    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 16, 6);
+    awaitFiles(free, 6); // made at start
+    for (Path p : filesIn(free)) {
+      assertEquals(0, Files.size(p), "made empty");
+    }
+    java.util.Set<Object> made = new java.util.HashSet<>();
+    for (Path p : filesIn(free)) {
+      made.add(Files.getAttribute(p, "unix:ino"));
+    }
+    write(h(1), 0, bytes(1, 100)); // no remove came before: the create renames a file made ahead
+    assertTrue(made.contains(Files.getAttribute(dir.resolve("data").resolve("01").resolve(h(1).hex()), "unix:ino")));
+    for (int i = 2; i <= 30; i++) { // more creates than the pool holds: it is made again as they go
+      write(h(i), 0, bytes(i, 10));
+    }
+    awaitFiles(free, 6);
+    assertEquals(30, store.count());
+    for (int i = 1; i <= 30; i++) {
+      assertArrayEquals(bytes(i, i == 1 ? 100 : 10), read(h(i), 0, 200));
+    }
+    for (int i = 1; i <= 30; i++) { // removes fill the pool up to its bound, no further
+      store.remove(h(i));
+    }
+    assertEquals(16, filesIn(free).size());
+    store.close();
+    int left = filesIn(free).size();
+    Thread.sleep(50);
+    assertEquals(left, filesIn(free).size(), "nothing is made after close");
+  }
+
+  private static void awaitFiles(Path d, int n) throws Exception {
+    long until = System.nanoTime() + 10_000_000_000L;
+    while (filesIn(d).size() < n) {
+      assertTrue(System.nanoTime() < until, "only " + filesIn(d).size() + " of " + n + " files made ahead");
+      Thread.sleep(5);
+    }
   }
 
   @Test

@@ -94,12 +94,13 @@ class FsckTest {
     return fs.ioDir(h.ioServer()).resolve("data").resolve(String.format("%02x", h.local() & 0xFF)).resolve(h.hex());
   }
 
-  /** Every datafile on every I/O server, as paths. */
+  /** Every datafile on every I/O server, as paths (not the empty files of their pools, data/free/). */
   static Set<Path> datafilesOnDisk(Deployment fs) throws Exception {
     Set<Path> all = new HashSet<>();
     for (int i = 0; i < fs.ioServers(); i++) {
-      try (Stream<Path> s = Files.walk(fs.ioDir(i).resolve("data"))) {
-        s.filter(Files::isRegularFile).forEach(all::add);
+      Path data = fs.ioDir(i).resolve("data");
+      try (Stream<Path> s = Files.walk(data)) {
+        s.filter(Files::isRegularFile).filter(p -> !p.startsWith(data.resolve("free"))).forEach(all::add);
       }
     }
     return all;
