@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.flowfs.common.Handle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -177,13 +178,8 @@ final class DatafilePool {
     }
   }
 
-  /** Files left in the pool (tests). */
-  int size() {
-    return size.get();
-  }
-
   private static String name(long n) {
-    return org.flowfs.common.Handle.hex(n);
+    return Handle.hex(n);
   }
 
   /** Returns a file {@link #take} gave out and the caller did not use. */

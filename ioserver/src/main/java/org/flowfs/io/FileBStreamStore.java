@@ -99,7 +99,7 @@ final class FileBStreamStore implements BStreamStore {
     this.server = server;
     Files.createDirectories(data);
     for (int b = 0; b < 256; b++) {
-      buckets[b] = Files.createDirectories(data.resolve(Handle.hex(b).substring(14)));
+      buckets[b] = Files.createDirectories(data.resolve(String.format("%02x", b)));
       locks[b] = new Object();
     }
     this.pool = new DatafilePool(data.resolve("free"), poolMax, poolReady);

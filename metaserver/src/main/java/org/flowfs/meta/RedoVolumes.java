@@ -54,7 +54,7 @@ final class RedoVolumes extends VolumeFactory {
    * (zero: at once).
    *
    * <p>Without MapDB's header checksum: MapDB sums the 32 KiB store header at every commit (a
-   * third of a small commit's time) to catch a header torn by an unclean shutdown, which the
+   * quarter of the samples of a loop of small commits) to catch a header torn by an unclean shutdown, which the
    * redo volume rules out (a commit reaches the store file whole or not at all). A store written
    * with header checksums (by earlier versions) has its checksum verified once, as before, then
    * cleared in a commit of its own, and is opened without from then on.

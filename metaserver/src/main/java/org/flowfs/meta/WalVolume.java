@@ -170,8 +170,8 @@ final class WalVolume extends Volume {
    * No checksum: MapDB checksums each commit's log so that a replay after a crash can tell a
    * whole log from a torn one, and this log is never replayed (it lives in memory for one commit;
    * the {@link RedoVolume} under the store makes commits atomic on disk, with its own CRC). MapDB
-   * calls this only to write that checksum into the log; hashing the log (a 32 KiB copy of the
-   * store header in every commit) was a fifth of a small commit's time.
+   * calls this only to write that checksum into the log; hashing the log (which holds a 32 KiB
+   * copy of the store header at every commit) took 8% of the samples of a loop of small commits.
    */
   @Override
   public long hash(long off, long len, long seed) {
