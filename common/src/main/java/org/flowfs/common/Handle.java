@@ -60,13 +60,10 @@ public record Handle(long id) implements Comparable<Handle> {
 
   /** {@code n} as 16 lower-case hex digits, zero-padded (what {@code %016x} prints, without a formatter). */
   public static String hex(long n) {
-    char[] c = new char[16];
-    for (int i = 15; i >= 0; i--) {
-      c[i] = Character.forDigit((int) (n & 0xF), 16);
-      n >>>= 4;
-    }
-    return new String(c);
+    return HEX.toHexDigits(n);
   }
+
+  private static final java.util.HexFormat HEX = java.util.HexFormat.of();
 
   @Override
   public String toString() {

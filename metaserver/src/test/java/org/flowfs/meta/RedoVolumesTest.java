@@ -36,6 +36,16 @@ class RedoVolumesTest {
     return o.volume().getInt(RedoVolumes.HEADER_FEATURES);
   }
 
+  /** A store holding a=1, with header checksums, as earlier versions wrote it. */
+  private void writeLegacyStore() throws IOException {
+    RedoVolumes.Opened legacy = RedoVolumes.open(file(), Duration.ZERO, true);
+    table(legacy.db()).put("a", "1");
+    legacy.db().commit();
+    assertNotEquals(0, headerChecksum(legacy), "a store as earlier versions wrote it");
+    assertEquals(1, features(legacy) & 1);
+    legacy.db().close();
+  }
+
   @Test
   void commitsAndRollbacks_surviveReopen_withoutAHeaderChecksum() throws IOException {
     RedoVolumes.Opened o = RedoVolumes.open(file(), Duration.ZERO);
@@ -62,12 +72,7 @@ class RedoVolumesTest {
 
   @Test
   void storeWithHeaderChecksum_isVerifiedOnce_thenOpensWithout() throws IOException {
-    RedoVolumes.Opened legacy = RedoVolumes.open(file(), Duration.ZERO, true);
-    table(legacy.db()).put("a", "1");
-    legacy.db().commit();
-    assertNotEquals(0, headerChecksum(legacy), "a store as earlier versions wrote it");
-    assertEquals(1, features(legacy) & 1);
-    legacy.db().close();
+    writeLegacyStore();
 
     RedoVolumes.Opened o = RedoVolumes.open(file(), Duration.ZERO);
     assertEquals("1", table(o.db()).get("a"));
@@ -85,10 +90,7 @@ class RedoVolumesTest {
 
   @Test
   void storeWithBrokenHeaderChecksum_isRefused() throws IOException {
-    RedoVolumes.Opened legacy = RedoVolumes.open(file(), Duration.ZERO, true);
-    table(legacy.db()).put("a", "1");
-    legacy.db().commit();
-    legacy.db().close();
+    writeLegacyStore();
     RedoVolume v = RedoVolume.open(file(), Duration.ZERO);
     v.putInt(RedoVolumes.HEADER_CHECKSUM, v.getInt(RedoVolumes.HEADER_CHECKSUM) + 1);
     v.sync();
