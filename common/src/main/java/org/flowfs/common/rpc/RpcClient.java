@@ -174,18 +174,34 @@ public final class RpcClient implements AutoCloseable {
       Pending p = new Pending((CompletableFuture<Message>) (CompletableFuture<?>) result, expected);
       Map<Long, Pending> pending = link.pending();
       pending.put(id, p);
-      p.timer = ch.eventLoop().schedule(() -> {
-        if (pending.remove(id) != null) {
-          result.completeExceptionally(CallFailure.eio(CallFailure.Stage.TIMED_OUT,
-              peer + " did not answer " + req.getClass().getSimpleName() + " within " + timeout.toMillis() + " ms"));
+      // the timer and the write in one task: from another thread, one wake-up of the event loop
+      // (two tasks could take two: the loop may run the first and sleep again before the second)
+      Runnable send = () -> {
+        p.timer = ch.eventLoop().schedule(() -> {
+          if (pending.remove(id) != null) {
+            result.completeExceptionally(CallFailure.eio(CallFailure.Stage.TIMED_OUT,
+                peer + " did not answer " + req.getClass().getSimpleName() + " within " + timeout.toMillis() + " ms"));
+          }
+        }, timeout.toNanos(), TimeUnit.NANOSECONDS);
+        ch.writeAndFlush(Envelope.request(id, req)).addListener(f -> {
+          if (!f.isSuccess() && pending.remove(id) != null) {
+            p.timer.cancel(false);
+            result.completeExceptionally(CallFailure.eio(CallFailure.Stage.LOST, "cannot send to " + peer + ": " + f.cause()));
+          }
+        });
+      };
+      if (ch.eventLoop().inEventLoop()) {
+        send.run();
+      } else {
+        try {
+          ch.eventLoop().execute(send);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          if (pending.remove(id) != null) {
+            release(req);
+            result.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT, "connection to " + peer + " is closing"));
+          }
         }
-      }, timeout.toNanos(), TimeUnit.NANOSECONDS);
-      ch.writeAndFlush(Envelope.request(id, req)).addListener(f -> {
-        if (!f.isSuccess() && pending.remove(id) != null) {
-          p.timer.cancel(false);
-          result.completeExceptionally(CallFailure.eio(CallFailure.Stage.LOST, "cannot send to " + peer + ": " + f.cause()));
-        }
-      });
+      }
     }
     return result;
   }
