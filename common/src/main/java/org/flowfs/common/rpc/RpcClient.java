@@ -17,6 +17,7 @@ import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -195,7 +196,7 @@ public final class RpcClient implements AutoCloseable {
       } else {
         try {
           ch.eventLoop().execute(send);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
           if (pending.remove(id) != null) {
             release(req);
             result.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT, "connection to " + peer + " is closing"));
