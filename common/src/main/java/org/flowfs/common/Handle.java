@@ -13,6 +13,7 @@ public record Handle(long id) implements Comparable<Handle> {
   public static final long LOCAL_MASK = (1L << LOCAL_BITS) - 1;
   /** The root directory of the file system. */
   public static final Handle ROOT = of(META_SERVER, 1);
+  private static final java.util.HexFormat HEX = java.util.HexFormat.of();
 
   public Handle {
     if (id == 0) {
@@ -62,8 +63,6 @@ public record Handle(long id) implements Comparable<Handle> {
   public static String hex(long n) {
     return HEX.toHexDigits(n);
   }
-
-  private static final java.util.HexFormat HEX = java.util.HexFormat.of();
 
   @Override
   public String toString() {

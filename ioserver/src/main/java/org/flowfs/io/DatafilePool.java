@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -131,7 +132,7 @@ final class DatafilePool {
     if (ready > 0 && !closed && size.get() < (ready + 1) / 2 && making.compareAndSet(false, true)) {
       try {
         maker.execute(this::makeAhead);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
+      } catch (RejectedExecutionException e) {
         making.set(false); // closing
       }
     }
@@ -142,11 +143,10 @@ final class DatafilePool {
     boolean failed = false;
     try {
       while (!closed && size.get() < ready) {
-        if (size.incrementAndGet() > max) {
-          size.decrementAndGet();
+        Path slot = reserve();
+        if (slot == null) {
           break;
         }
-        Path slot = dir.resolve(name(names.incrementAndGet()));
         try {
           Files.createFile(slot);
           files.add(slot);
@@ -178,8 +178,13 @@ final class DatafilePool {
     }
   }
 
-  private static String name(long n) {
-    return Handle.hex(n);
+  /** Counts one more pooled file and names its slot, or returns null when the pool is full. */
+  private Path reserve() {
+    if (size.incrementAndGet() > max) {
+      size.decrementAndGet();
+      return null;
+    }
+    return dir.resolve(Handle.hex(names.incrementAndGet()));
   }
 
   /** Returns a file {@link #take} gave out and the caller did not use. */
@@ -193,11 +198,10 @@ final class DatafilePool {
    * The caller unlinks it instead when the pool is {@link Outcome#FULL}.
    */
   Outcome recycle(Path p) throws IOException {
-    if (size.incrementAndGet() > max) {
-      size.decrementAndGet();
+    Path slot = reserve();
+    if (slot == null) {
       return Outcome.FULL;
     }
-    Path slot = dir.resolve(name(names.incrementAndGet()));
     boolean moved = false;
     try {
       Files.move(p, slot);
