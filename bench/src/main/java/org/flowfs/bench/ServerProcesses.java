@@ -2,7 +2,6 @@ package org.flowfs.bench;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import org.flowfs.cli.EmbeddedCluster;
+import org.flowfs.cli.LoopbackPorts;
 import org.flowfs.cli.RoleProcess;
 
 /**
@@ -58,15 +58,14 @@ final class ServerProcesses implements AutoCloseable {
     logs = Files.createDirectories(dataDir.resolve("logs"));
     StringBuilder text = new StringBuilder();
     Map<String, InetSocketAddress> listen = new LinkedHashMap<>();
-    for (String line : EmbeddedCluster.configText(dataDir, ioServers, 0).split("\n")) {
+    int base = LoopbackPorts.block(ioServers + 1);
+    for (String line : EmbeddedCluster.configText(dataDir, ioServers, base).split("\n")) {
       if (line.startsWith("meta.address = ")) {
-        InetSocketAddress a = new InetSocketAddress("127.0.0.1", freePort());
-        listen.put("metaserver", a);
-        line = "meta.address = 127.0.0.1:" + a.getPort();
+        listen.put("metaserver", new InetSocketAddress("127.0.0.1", base));
       } else if (line.startsWith("io.") && line.contains(".address = ")) {
         int i = Integer.parseInt(line.substring(3, line.indexOf('.', 3)));
         String host = placement.host(i);
-        int port = host.equals("127.0.0.1") ? freePort() : 7100; // a namespace of its own has every port free
+        int port = host.equals("127.0.0.1") ? base + 1 + i : 7100; // a namespace of its own has every port free
         listen.put("ioserver" + i, new InetSocketAddress(host, port));
         line = "io." + i + ".address = " + host + ":" + port;
       }
@@ -95,12 +94,6 @@ final class ServerProcesses implements AutoCloseable {
     } catch (Exception e) {
       close();
       throw e;
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
     }
   }
 

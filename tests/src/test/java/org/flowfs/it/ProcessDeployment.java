@@ -2,12 +2,12 @@ package org.flowfs.it;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.flowfs.cli.EmbeddedCluster;
+import org.flowfs.cli.LoopbackPorts;
 import org.flowfs.common.config.FlowFsConfig;
 import org.flowfs.fuse.FuseMount;
 import org.flowfs.fuse.MountTable;
@@ -38,25 +38,12 @@ final class ProcessDeployment implements Deployment {
     Files.createDirectories(mnt);
     Files.createDirectories(data);
     this.conf = data.resolve("flowfs.conf");
-    String text = EmbeddedCluster.configText(data, ioServers, 0);
     // fixed ports, so every process of the file system finds the others from the file
-    StringBuilder sb = new StringBuilder();
-    for (String line : text.split("\n")) {
-      if (line.matches("(meta|io\\.\\d+)\\.address = 127\\.0\\.0\\.1:0")) {
-        line = line.replace(":0", ":" + freePort());
-      }
-      sb.append(line).append('\n');
-    }
-    Files.writeString(conf, sb + extraConfig);
+    String text = EmbeddedCluster.configText(data, ioServers, LoopbackPorts.block(ioServers + 1));
+    Files.writeString(conf, text + extraConfig);
     this.config = FlowFsConfig.load(conf);
     Reaper.track(this);
     start();
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 
   Path config() {

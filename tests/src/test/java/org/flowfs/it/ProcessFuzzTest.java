@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.flowfs.cli.EmbeddedCluster;
+import org.flowfs.cli.LoopbackPorts;
 import org.flowfs.cli.RoleProcess;
 import org.flowfs.client.FileSystemClient;
 import org.flowfs.common.config.FlowFsConfig;
@@ -53,13 +53,7 @@ class ProcessFuzzTest {
   static void up() throws Exception {
     Path data = dir.resolve("data");
     Files.createDirectories(data);
-    StringBuilder text = new StringBuilder();
-    for (String line : EmbeddedCluster.configText(data, 2, 0).split("\n")) {
-      if (line.matches("(meta|io\\.\\d+)\\.address = 127\\.0\\.0\\.1:0")) {
-        line = line.replace(":0", ":" + freePort());
-      }
-      text.append(line).append('\n');
-    }
+    StringBuilder text = new StringBuilder(EmbeddedCluster.configText(data, 2, LoopbackPorts.block(3)));
     text.append("rpc.timeout = ").append(STALL_MS).append("ms\n")
         .append("rpc.auth-timeout = 3s\n")
         .append("rpc.max-frame = ").append(FuzzCampaign.MAX_FRAME).append('\n');
@@ -197,11 +191,5 @@ class ProcessFuzzTest {
       out.add(kb);
     }
     return out;
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 }

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import org.flowfs.cli.EmbeddedCluster;
+import org.flowfs.cli.LoopbackPorts;
 import org.flowfs.client.Caller;
 import org.flowfs.client.FileSystemClient;
 import org.flowfs.client.OpenFile;
@@ -59,15 +59,8 @@ class CollectiveTest {
   @BeforeAll
   static void up(@TempDir Path dir) throws Exception {
     // fixed ports in the config file, so member processes find the servers from it
-    StringBuilder sb = new StringBuilder();
-    for (String line : EmbeddedCluster.configText(dir, 4, 0).split("\n")) {
-      if (line.matches("(meta|io\\.\\d+)\\.address = 127\\.0\\.0\\.1:0")) {
-        line = line.replace(":0", ":" + freePort());
-      }
-      sb.append(line).append('\n');
-    }
     conf = dir.resolve("flowfs.conf");
-    Files.writeString(conf, sb);
+    Files.writeString(conf, EmbeddedCluster.configText(dir, 4, LoopbackPorts.block(5)));
     cluster = EmbeddedCluster.start(FlowFsConfig.load(conf));
     net = NetRuntime.create("collective", 2);
     checker = new FileSystemClient(cluster.config(), net);
@@ -86,11 +79,6 @@ class CollectiveTest {
     }
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
 
   /** Runs {@code body(file, rank)} in {@code size} threads, each a rank with its own client. */
   static <T> List<T> ranks(int size, String path, EnumSet<AccessMode> mode, Hints hints,
@@ -240,7 +228,7 @@ class CollectiveTest {
     int size = 3;
     String path = "/coll-proc-" + files.incrementAndGet();
     for (String phase : new String[] {"write", "read"}) {
-      int port = freePort();
+      int port = LoopbackPorts.block(1);
       List<Process> procs = new ArrayList<>();
       Path log = conf.getParent().resolve("member-" + phase + ".log");
       for (int r = 0; r < size; r++) {
