@@ -1,10 +1,15 @@
 package org.flowfs.bench;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import jnr.ffi.Pointer;
+import org.flowfs.fuse.FuseLoop;
+import org.flowfs.fuse.FuseMount;
+import org.flowfs.fuse.MountTable;
 import ru.serce.jnrfuse.ErrorCodes;
 import ru.serce.jnrfuse.FuseFillDir;
 import ru.serce.jnrfuse.FuseStubFS;
@@ -16,18 +21,32 @@ import ru.serce.jnrfuse.struct.Timespec;
 /**
  * A FUSE file system in Java that stores nothing: writes are taken (each buffer copied once into
  * the heap, as a real file system must at least do) and dropped, reads return zeros up to the
- * file's size. It mounts with the options FlowFS uses, so it measures what jnr-fuse itself costs:
- * the ceiling of any Java FUSE file system on this machine for sequential I/O.
+ * file's size. It mounts the way FlowFS mounts (the same options, FlowFS's request loop on Java
+ * threads with requests of up to 1 MiB, the same kernel read-ahead), so it measures what jnr-fuse
+ * and that path cost: the ceiling of a Java FUSE file system like FlowFS on this machine for
+ * sequential I/O.
  */
 public final class NullFuse extends FuseStubFS {
   private final Map<String, AtomicLong> files = new ConcurrentHashMap<>();
   private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[128 * 1024]);
 
-  public static void main(String[] args) {
+  public static void main(String[] args) throws Exception {
     NullFuse fs = new NullFuse();
-    Runtime.getRuntime().addShutdownHook(new Thread(fs::umount));
-    fs.mount(Path.of(args[0]), true, false, new String[] {"-o", "fsname=nullfuse,subtype=nullfuse,big_writes,"
-        + "max_write=131072,max_read=131072,max_readahead=131072,allow_other,attr_timeout=1,entry_timeout=1"});
+    Path mnt = Path.of(args[0]).toAbsolutePath();
+    int max = FuseLoop.MAX_REQUEST;
+    CompletableFuture<Integer> loop = FuseLoop.start(fs.fuseOperations, List.of("nullfuse", "-o",
+        "fsname=nullfuse,subtype=nullfuse,big_writes,max_write=" + max + ",max_read=" + max + ",max_readahead=" + max
+            + ",allow_other,attr_timeout=1,entry_timeout=1", mnt.toString()), FuseMount.FUSE_THREADS);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      if (!loop.isDone()) {
+        FuseMount.unmount(mnt);
+      }
+    }));
+    while (!"fuse.nullfuse".equals(MountTable.typeAt(mnt)) && !loop.isDone()) {
+      Thread.sleep(20);
+    }
+    FuseMount.kernelReadAhead(mnt, max / 1024);
+    loop.get();
   }
 
   @Override

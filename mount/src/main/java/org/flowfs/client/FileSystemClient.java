@@ -108,7 +108,8 @@ public final class FileSystemClient implements AutoCloseable {
   private final FlowInterface flows;
   private final FlowDataPath flowPath;
   private final Counters counters = new Counters();
-  private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+  /** File data buffers (write-behind, read-ahead); up to 64 MiB of their pieces kept for reuse. */
+  private final ByteBufAllocator alloc = new PieceAllocator(PooledByteBufAllocator.DEFAULT, 64);
   private final Map<Handle, FileState> states = new ConcurrentHashMap<>();
   private final Map<Long, OpenFile> openFiles = new ConcurrentHashMap<>();
   private final Map<Long, DirStream> openDirs = new ConcurrentHashMap<>();

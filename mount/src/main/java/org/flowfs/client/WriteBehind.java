@@ -21,9 +21,12 @@ import org.flowfs.common.Layout;
  * {@link #MAX_IN_FLIGHT} sends: a sequential stream keeps two full buffers out, random small
  * writes up to {@link #MAX_IN_FLIGHT}, so a random writer waits for a server only once that many
  * are out. A write that does not continue the last one (a file's first write too) starts a buffer
- * of its own size, which grows by doubling as writes follow it, up to {@link #GROWS_TO} bytes, and
- * moves into one of the full capacity past that: a small file, written in one call or in several,
- * takes a buffer of about its size, and a stream copies at most {@link #GROWS_TO} bytes twice.
+ * of its own size, which grows by doubling as writes follow it, up to {@link #GROWS_TO} bytes; past
+ * that the buffer goes on in pieces of {@link #GROWS_TO} bytes, sent together as one composite
+ * buffer: a small file, written in one call or in several, takes a buffer of about its size, and a
+ * stream copies every byte once, into pieces the allocator keeps for reuse ({@link PieceAllocator}).
+ * (A buffer of the full capacity, 8 MiB, is larger than the pool's chunks: it was allocated anew
+ * for every send, and its first touch cost a page fault every 4 KiB.)
  *
  * <p>A failed send is reported by the next write, {@link #flush()} or close, as NFS does. The
  * owner ({@link FileState}) serializes calls.
@@ -33,8 +36,11 @@ final class WriteBehind {
   static final int MAX_IN_FLIGHT = 16;
   /** Most bytes out at once, in buffers of the capacity. */
   static final int BUFFERS_IN_FLIGHT = 2;
-  /** A buffer started by a write that does not continue the last grows by doubling up to this size. */
-  static final int GROWS_TO = 1 << 20;
+  /**
+   * A buffer started by a write that does not continue the last grows by doubling up to this size;
+   * past it, a buffer is a list of pieces of this size.
+   */
+  static final int GROWS_TO = PieceAllocator.PIECE;
 
   private final DataPath path;
   private final Layout layout;
@@ -42,7 +48,11 @@ final class WriteBehind {
   private final Duration timeout;
   private final ByteBufAllocator alloc;
   private final List<Sent> inFlight = new ArrayList<>();
-  private ByteBuf buffer;
+  /** The buffer's full pieces, in order, before {@link #piece}. */
+  private final List<ByteBuf> filled = new ArrayList<>();
+  private int filledBytes;
+  /** The buffer's piece being filled; null when nothing is buffered. */
+  private ByteBuf piece;
   private long bufferStart;
   /** End of the last write (-1 before the first): a write starting there continues a stream. */
   private long lastEnd = -1;
@@ -62,7 +72,7 @@ final class WriteBehind {
   void write(long offset, ByteBuf src) {
     rethrow();
     int len = src.readableBytes();
-    if (buffer != null && (offset != bufferStart + buffer.readableBytes() || buffer.readableBytes() + len > capacity)) {
+    if (piece != null && (offset != bufferStart + buffered() || buffered() + len > capacity)) {
       send();
     }
     boolean streaming = offset == lastEnd;
@@ -73,26 +83,38 @@ final class WriteBehind {
       dispatch(offset, copy);
       return;
     }
-    if (buffer == null) {
-      buffer = streaming ? alloc.directBuffer(capacity) : alloc.directBuffer(len, capacity);
+    int pieceSize = Math.min(capacity, GROWS_TO);
+    if (piece == null) {
+      // a small file takes a buffer of its size, growing (by doubling, copying what it holds) as
+      // writes follow it; a stream starts with a whole piece
+      piece = streaming ? alloc.directBuffer(pieceSize, pieceSize) : alloc.directBuffer(Math.min(len, pieceSize), pieceSize);
       bufferStart = offset;
-    } else if (buffer.writableBytes() < len && buffer.readableBytes() + len > GROWS_TO) {
-      // a stream after all: on into a buffer of the full capacity (one copy of what is there)
-      ByteBuf full = alloc.directBuffer(capacity);
-      full.writeBytes(buffer);
-      buffer.release();
-      buffer = full;
     }
-    // below GROWS_TO, a buffer grows as writes follow (to the next power of two, copying what it
-    // holds): a small file takes a buffer of about its size
-    buffer.writeBytes(src, src.readerIndex(), len);
-    if (buffer.readableBytes() >= capacity) {
+    int from = src.readerIndex();
+    int left = len;
+    while (left > 0) {
+      if (piece.writerIndex() == pieceSize) {
+        filled.add(piece);
+        filledBytes += pieceSize;
+        piece = alloc.directBuffer(pieceSize, pieceSize);
+      }
+      int n = Math.min(left, pieceSize - piece.writerIndex());
+      piece.writeBytes(src, from, n);
+      from += n;
+      left -= n;
+    }
+    if (buffered() >= capacity) {
       send();
     }
   }
 
+  /** Bytes buffered and not yet sent. */
+  private int buffered() {
+    return piece == null ? 0 : filledBytes + piece.readableBytes();
+  }
+
   boolean isDirty() {
-    return buffer != null || !inFlight.isEmpty();
+    return piece != null || !inFlight.isEmpty();
   }
 
   /** Sends what is buffered and waits until every send completed; throws the first failure. */
@@ -106,18 +128,27 @@ final class WriteBehind {
 
   /** Drops buffered bytes (the file was truncated below them or is going away). */
   void discard() {
-    if (buffer != null) {
-      buffer.release();
-      buffer = null;
+    if (piece != null) {
+      filled.forEach(ByteBuf::release);
+      filled.clear();
+      filledBytes = 0;
+      piece.release();
+      piece = null;
     }
   }
 
   private void send() {
-    if (buffer == null) {
+    if (piece == null) {
       return;
     }
-    ByteBuf b = buffer;
-    buffer = null;
+    ByteBuf b = piece;
+    if (!filled.isEmpty()) {
+      filled.add(piece);
+      b = alloc.compositeDirectBuffer(filled.size()).addComponents(true, filled);
+      filled.clear();
+      filledBytes = 0;
+    }
+    piece = null;
     dispatch(bufferStart, b);
   }
 

@@ -24,14 +24,27 @@ import ru.serce.jnrfuse.struct.FuseOperations;
  * fuse_session_receive_buf}) and process them ({@code fuse_session_process_buf}), exactly as
  * libfuse's worker threads do; callbacks run on these threads, attached once.
  *
+ * <p>Requests of up to {@link #MAX_REQUEST} bytes: libfuse 2 knows nothing of the kernel's {@code
+ * FUSE_MAX_PAGES} (protocol 7.28), so without help every read and write is at most 32 pages (128
+ * KiB), and a {@code dd bs=1M} is eight round trips through the kernel, each a wake-up of a FUSE
+ * thread and of the writer. The loop lets libfuse answer the kernel's INIT as always, on a channel
+ * of its own ({@link InitChannel}) whose buffer size makes libfuse offer {@code max_write} of
+ * {@link #MAX_REQUEST}, and adds {@code FUSE_MAX_PAGES} with the page count to the answer when the
+ * kernel offered it (libfuse 3 does the same on its own). Every worker reads into a buffer that
+ * large, as the kernel then requires.
+ *
  * <p>The loop ends when the file system is unmounted (the kernel's read fails with ENODEV);
  * then {@code fuse_teardown} releases libfuse's state.
  */
-final class FuseLoop {
+public final class FuseLoop {
   private static final Logger LOG = LoggerFactory.getLogger(FuseLoop.class);
   private static final int EINTR = 4;
   /** struct fuse_buf (fuse_common.h): size_t size; int flags; void *mem; int fd; off_t pos. */
   private static final int FUSE_BUF_SIZE = 40;
+  /** The largest read or write the kernel sends (its default limit of pages per request, 256). */
+  public static final int MAX_REQUEST = 1 << 20;
+  /** Room for a request's headers beside its data, as libfuse reserves it. */
+  private static final int HEADER_ROOM = 4096;
 
   /** The libfuse 2.9 calls the loop needs (the high-level setup and the session loop body). */
   public interface LibFuseLoop {
@@ -53,6 +66,10 @@ final class FuseLoop {
     int fuse_session_exited(Pointer se);
 
     void fuse_session_exit(Pointer se);
+
+    int fuse_chan_fd(Pointer ch);
+
+    Pointer fuse_chan_new(Pointer ops, int fd, @size_t long bufsize, Pointer data);
   }
 
   private static LibFuseLoop load() {
@@ -70,7 +87,7 @@ final class FuseLoop {
    * and starts {@code threads} workers; the future completes when the loop has ended and libfuse
    * is torn down (after an unmount), exceptionally if mounting failed.
    */
-  static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads) {
+  public static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
     List<String> argv = new ArrayList<>(args);
@@ -85,11 +102,12 @@ final class FuseLoop {
     }
     Pointer se = lib.fuse_get_session(fuse);
     Pointer ch = lib.fuse_session_next_chan(se, null);
-    long bufsize = lib.fuse_chan_bufsize(ch);
     Runtime rt = Runtime.getRuntime(lib);
+    long bufsize = Math.max(lib.fuse_chan_bufsize(ch), MAX_REQUEST + HEADER_ROOM);
+    InitChannel init = InitChannel.open(lib, rt, lib.fuse_chan_fd(ch), bufsize);
     List<Thread> workers = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
-      Thread t = new Thread(() -> work(lib, rt, se, ch, bufsize), "fuse-" + i);
+      Thread t = new Thread(() -> work(lib, rt, se, ch, init, bufsize), "fuse-" + i);
       t.setDaemon(true);
       workers.add(t);
     }
@@ -111,7 +129,7 @@ final class FuseLoop {
   }
 
   /** One worker: libfuse's fuse_do_work, on a Java thread. */
-  private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, long bufsize) {
+  private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init, long bufsize) {
     Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
     Pointer chp = Memory.allocateDirect(rt, 8); // struct fuse_chan **: where libfuse may put another channel
@@ -133,7 +151,11 @@ final class FuseLoop {
         }
         break;
       }
-      lib.fuse_session_process_buf(se, buf, chp.getPointer(0));
+      if (mem.getInt(InitChannel.IN_OPCODE) == InitChannel.FUSE_INIT) {
+        init.process(lib, se, buf, mem);
+      } else {
+        lib.fuse_session_process_buf(se, buf, chp.getPointer(0));
+      }
     }
   }
 }

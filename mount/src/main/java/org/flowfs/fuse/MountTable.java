@@ -5,12 +5,28 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
-/** Reads {@code /proc/self/mountinfo}: is a directory a mount point, and of what type. */
+/** Reads {@code /proc/self/mountinfo}: is a directory a mount point, of what type, on what device. */
 public final class MountTable {
   private MountTable() {}
 
   /** The file-system type mounted exactly at {@code dir}, or null if nothing is. */
   public static String typeAt(Path dir) {
+    String line = lineAt(dir);
+    if (line == null) {
+      return null;
+    }
+    int dash = line.indexOf(" - ");
+    return dash < 0 ? "unknown" : line.substring(dash + 3).split(" ")[0];
+  }
+
+  /** The device ("major:minor") of what is mounted exactly at {@code dir}, or null if nothing is. */
+  static String deviceAt(Path dir) {
+    String line = lineAt(dir);
+    return line == null ? null : line.split(" ")[2];
+  }
+
+  /** The last line of mountinfo for a mount exactly at {@code dir} (the one on top), or null. */
+  private static String lineAt(Path dir) {
     String want = dir.toAbsolutePath().normalize().toString();
     List<String> lines;
     try {
@@ -21,13 +37,8 @@ public final class MountTable {
     String found = null;
     for (String line : lines) {
       String[] f = line.split(" ");
-      if (f.length < 10) {
-        continue;
-      }
-      String mp = unescape(f[4]);
-      if (mp.equals(want)) {
-        int dash = line.indexOf(" - ");
-        found = dash < 0 ? "unknown" : line.substring(dash + 3).split(" ")[0];
+      if (f.length >= 10 && unescape(f[4]).equals(want)) {
+        found = line;
       }
     }
     return found;

@@ -106,4 +106,17 @@ class FlowPathsTest {
     only(r, "flow");
     assertEquals(4, r.get("flow")[0]);
   }
+
+  @Test
+  void sequentialStream_movesInFuseRequestsOfOneMib() {
+    Sh.ok(m, "head -c 8388608 /dev/urandom > /tmp/flowfs-8m");
+    long writes = client("fuse.write");
+    Sh.ok(m, "dd if=/tmp/flowfs-8m of=stream.bin bs=1M status=none");
+    // libfuse 2 alone would take 128 KiB a request: 64 of them
+    assertEquals(8, client("fuse.write") - writes, "one FUSE write per 1 MiB");
+    long reads = client("fuse.read");
+    Sh.ok(m, "echo 3 > /proc/sys/vm/drop_caches; cmp stream.bin /tmp/flowfs-8m");
+    long n = client("fuse.read") - reads;
+    assertTrue(n >= 8 && n <= 16, "8 MiB read cold in requests of up to 1 MiB (the kernel's read-ahead), not 64: " + n);
+  }
 }

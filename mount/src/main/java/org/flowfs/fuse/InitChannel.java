@@ -1,0 +1,130 @@
+package org.flowfs.fuse;
+
+import jnr.ffi.LibraryLoader;
+import jnr.ffi.Memory;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import jnr.ffi.annotations.Delegate;
+import jnr.ffi.types.size_t;
+import jnr.ffi.types.ssize_t;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The libfuse channel that carries the kernel's INIT and libfuse's answer to it, and nothing else
+ * (see {@link FuseLoop}). Its buffer size is what libfuse offers as {@code max_write}; its send
+ * function, called by libfuse with the answer, adds what libfuse 2 cannot say: {@code
+ * FUSE_MAX_PAGES} and the page count, when the kernel's INIT offered them. Every other request is
+ * answered on libfuse's own channel, straight to {@code /dev/fuse}.
+ */
+final class InitChannel {
+  private static final Logger LOG = LoggerFactory.getLogger(InitChannel.class);
+
+  /** fuse_in_header.opcode, and FUSE_INIT's value (fuse_kernel.h). */
+  static final int IN_OPCODE = 4;
+  static final int FUSE_INIT = 26;
+  /** fuse_in_header is 40 bytes; fuse_init_in.flags follows major, minor and max_readahead. */
+  private static final int IN_INIT_FLAGS = 40 + 12;
+  /** fuse_out_header: uint32 len, int32 error, uint64 unique. */
+  private static final int OUT_HEADER = 16;
+  /** fuse_init_out, from its start: flags, max_write, max_pages (protocol 7.28). */
+  private static final int OUT_FLAGS = 12;
+  private static final int OUT_MAX_WRITE = 20;
+  private static final int OUT_MAX_PAGES = 28;
+  /** fuse_init_out through max_pages and map_alignment. */
+  private static final int OUT_LENGTH_WITH_MAX_PAGES = 32;
+  private static final int FUSE_MAX_PAGES = 1 << 22;
+  private static final int PAGE = 4096;
+
+  /** struct fuse_chan_ops (libfuse 2.9): receive, send, destroy. */
+  private static final int OPS_SIZE = 24;
+  private static final int OPS_SEND = 8;
+
+  /** libfuse 2's send operation of a channel: 0, or -errno. */
+  public interface Send {
+    @Delegate
+    int send(Pointer ch, Pointer iov, @size_t long count);
+  }
+
+  /** write(2). */
+  public interface LibC {
+    @ssize_t
+    long write(int fd, Pointer buf, @size_t long count);
+  }
+
+  private final Runtime rt;
+  private final LibC libc;
+  private final int fd;
+  private final Pointer channel;
+  /** Held so that the closure libfuse calls stays alive as long as the channel. */
+  private final Send send;
+  private final Pointer ops;
+  private volatile boolean kernelOffersMaxPages;
+
+  private InitChannel(FuseLoop.LibFuseLoop lib, Runtime rt, int fd, long bufsize) {
+    this.rt = rt;
+    this.libc = LibraryLoader.create(LibC.class).load("c");
+    this.fd = fd;
+    this.send = this::answer;
+    this.ops = Memory.allocateDirect(rt, OPS_SIZE, true);
+    ops.putPointer(OPS_SEND, rt.getClosureManager().getClosurePointer(Send.class, send));
+    this.channel = lib.fuse_chan_new(ops, fd, bufsize, null);
+    if (channel == null) {
+      throw new IllegalStateException("fuse_chan_new failed");
+    }
+  }
+
+  /** A channel on {@code fd} (/dev/fuse) whose buffer size {@code bufsize} sets libfuse's max_write. */
+  static InitChannel open(FuseLoop.LibFuseLoop lib, Runtime rt, int fd, long bufsize) {
+    return new InitChannel(lib, rt, fd, bufsize);
+  }
+
+  /** Has libfuse process the INIT request in {@code buf} (its bytes at {@code mem}), answering here. */
+  void process(FuseLoop.LibFuseLoop lib, Pointer se, Pointer buf, Pointer mem) {
+    kernelOffersMaxPages = (mem.getInt(IN_INIT_FLAGS) & FUSE_MAX_PAGES) != 0;
+    lib.fuse_session_process_buf(se, buf, channel);
+  }
+
+  /** libfuse's answer to INIT: gathered, completed and written to /dev/fuse. */
+  private int answer(Pointer ch, Pointer iov, long count) {
+    long length = 0;
+    for (int i = 0; i < count; i++) {
+      length += iov.getLong(i * 16L + 8);
+    }
+    int error = 0;
+    long size = Math.max(length, OUT_HEADER + OUT_LENGTH_WITH_MAX_PAGES);
+    Pointer out = Memory.allocateDirect(rt, (int) size, true);
+    long at = 0;
+    for (int i = 0; i < count; i++) {
+      Pointer base = iov.getPointer(i * 16L);
+      long n = iov.getLong(i * 16L + 8);
+      byte[] bytes = new byte[(int) n];
+      base.get(0, bytes, 0, bytes.length);
+      out.put(at, bytes, 0, bytes.length);
+      at += n;
+    }
+    if (length >= OUT_HEADER) {
+      error = out.getInt(4);
+    }
+    if (error == 0 && length >= OUT_HEADER + OUT_MAX_WRITE + 4) {
+      if (kernelOffersMaxPages) {
+        int maxWrite = out.getInt(OUT_HEADER + OUT_MAX_WRITE);
+        int pages = Math.max(1, Math.min(maxWrite, FuseLoop.MAX_REQUEST) / PAGE);
+        out.putInt(OUT_HEADER + OUT_FLAGS, out.getInt(OUT_HEADER + OUT_FLAGS) | FUSE_MAX_PAGES);
+        out.putShort(OUT_HEADER + OUT_MAX_PAGES, (short) pages);
+        out.putInt(0, (int) size);
+        length = size;
+        LOG.info("FUSE requests of up to {} KiB ({} pages)", pages * PAGE / 1024, pages);
+      } else {
+        LOG.info("the kernel does not offer FUSE_MAX_PAGES: FUSE requests of up to 128 KiB");
+      }
+    }
+    long wrote = libc.write(fd, out, length);
+    if (wrote < 0) {
+      int errno = rt.getLastError();
+      LOG.warn("answering the kernel's INIT failed: errno {}", errno);
+      return -errno;
+    }
+    return 0;
+  }
+}
