@@ -82,6 +82,10 @@ final class ScaleWorkload implements AutoCloseable {
       Workloads.sh(Path.of("/"), "rm -rf '" + dir + "'");
       try (ServerProcesses servers = new ServerProcesses(dir, n, List.of(), inNamespaces)) {
         mem.watch("scale", servers.pids());
+        // new JVMs: a quarter of the size first, so the figure is that of warm servers, as every
+        // other row's (the mount's servers run through all groups); without it, 8 fresh I/O
+        // servers spent the measured run compiling on 2 cores
+        ApiWorkload.measure(servers.conf, Math.max(n, mib / 4), n);
         // calls of 1 MiB per I/O server: each call keeps every link busy
         ApiWorkload.Throughput t = ApiWorkload.measure(servers.conf, mib, n);
         out.accept(new Workloads.Result("scale-" + n + "-write", t.write()));

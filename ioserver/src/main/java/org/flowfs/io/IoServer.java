@@ -94,7 +94,7 @@ public final class IoServer implements AutoCloseable {
     IoServerConfig me = config.ioServer(id);
     this.lock = DirLock.acquire(me.requireDir(), "I/O server");
     try {
-      this.store = new FileBStreamStore(me.dir(), Handle.serverOfIo(id), config.io().openFiles());
+      this.store = new FileBStreamStore(me.dir(), Handle.serverOfIo(id), config.io().openFiles(), config.io().writeback());
       this.allocator = new HandleAllocator(me.dir().resolve("handles"), Handle.serverOfIo(id));
     } catch (IOException | RuntimeException e) {
       lock.close();

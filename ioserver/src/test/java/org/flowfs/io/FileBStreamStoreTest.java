@@ -192,6 +192,33 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     assertEquals(left, filesIn(free).size(), "nothing is made after close");
   }
 
+  @Test
+  void writeback_syncsAStreamInTheBackgroundAsItComes() throws Exception {
+    store.close();
+    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 64 * 1024);
+    store = fs;
+    byte[] all = bytes(3, 1 << 20);
+    for (int at = 0; at < all.length; at += 16 * 1024) {
+      write(h(1), at, java.util.Arrays.copyOfRange(all, at, at + 16 * 1024));
+    }
+    long until = System.nanoTime() + 10_000_000_000L;
+    while (fs.writebacks() == 0) {
+      assertTrue(System.nanoTime() < until, "no background sync after 1 MiB written with writeback every 64 KiB");
+      Thread.sleep(5);
+    }
+    assertTrue(fs.writebacks() <= 16, "at most one sync per 64 KiB: " + fs.writebacks());
+    assertArrayEquals(all, read(h(1), 0, all.length));
+    write(h(2), 0, bytes(4, 1000)); // below the threshold: no sync of its own
+    store.close();
+    long syncs = fs.writebacks();
+    FileBStreamStore none = new FileBStreamStore(dir, SERVER, MAX_OPEN, 0);
+    store = none;
+    write(h(3), 0, bytes(5, 1 << 20));
+    assertEquals(0, none.writebacks(), "without writeback, no background sync");
+    assertTrue(syncs >= 1);
+    assertArrayEquals(all, read(h(1), 0, all.length));
+  }
+
   private static void awaitFiles(Path d, int n) throws Exception {
     long until = System.nanoTime() + 10_000_000_000L;
     while (filesIn(d).size() < n) {

@@ -5,9 +5,13 @@ package org.flowfs.common.config;
  *
  * @param threads size of the storage pool ({@code io-store-N}) that does disk work off the event loops
  * @param openFiles most datafiles an I/O server keeps open at once
+ * @param writeback bytes written to a datafile after which the I/O server starts putting them on
+ *     disk in the background, so that a writer's fsync finds little left to write (0: only when
+ *     asked, at fsync)
  */
-public record IoConfig(int threads, int openFiles) {
+public record IoConfig(int threads, int openFiles, long writeback) {
   static IoConfig from(ConfigSource s) {
-    return new IoConfig(s.integer("io.threads", 4, 1, 256), s.integer("io.open-files", 1024, 16, 1 << 20));
+    return new IoConfig(s.integer("io.threads", 4, 1, 256), s.integer("io.open-files", 1024, 16, 1 << 20),
+        s.size("io.writeback", 32L << 20, 0, 1L << 40));
   }
 }
