@@ -11,9 +11,9 @@ import org.flowfs.common.FsException;
 import org.flowfs.common.Layout;
 
 /**
- * Buffers one file's writes and sends them in large pieces: the kernel's 128 KiB writes that
- * follow each other fill one buffer of {@code capacity} bytes, which then goes to all the file's
- * servers at once while the next one fills. A write that does not follow the buffered bytes sends
+ * Buffers one file's writes and sends them in large pieces: the kernel's writes (up to 1 MiB
+ * each) that follow each other fill one buffer of {@code capacity} bytes, which then goes to all
+ * the file's servers at once while the next one fills. A write that does not follow the buffered bytes sends
  * them first. A buffer that overlaps one still in flight waits for it, so a later write never
  * overtakes an earlier one.
  *
