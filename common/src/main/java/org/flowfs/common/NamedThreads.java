@@ -29,6 +29,14 @@ public final class NamedThreads implements ThreadFactory {
         new NamedThreads(prefix));
   }
 
+  /**
+   * One thread named {@code prefix-N}, started when work comes and ended after 5 s without any;
+   * work queues behind it.
+   */
+  public static ExecutorService single(String prefix) {
+    return new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), new NamedThreads(prefix));
+  }
+
   /** Shuts a pool down, waiting a bounded time for running work. */
   public static void shutdown(ExecutorService pool, long millis) {
     pool.shutdown();

@@ -8,14 +8,14 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.flowfs.common.Handle;
+import org.flowfs.common.NamedThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +60,7 @@ final class DatafilePool {
   private final AtomicInteger size = new AtomicInteger();
   private final AtomicLong names = new AtomicLong();
   private final int ready;
-  private final ThreadPoolExecutor maker;
+  private final ExecutorService maker;
   private final AtomicBoolean making = new AtomicBoolean();
   private volatile boolean closed;
 
@@ -74,11 +74,7 @@ final class DatafilePool {
     this.dir = Files.createDirectories(dir);
     this.max = max;
     this.ready = Math.min(ready, max);
-    this.maker = new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-      Thread t = new Thread(r, "io-precreate");
-      t.setDaemon(true);
-      return t;
-    });
+    this.maker = NamedThreads.single("io-precreate");
     long last = 0;
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
       for (Path p : ds) {

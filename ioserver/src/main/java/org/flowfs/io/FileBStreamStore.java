@@ -14,16 +14,15 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
+import org.flowfs.common.NamedThreads;
 
 /**
  * Datafiles as local files: {@code <dir>/data/<bb>/<handle in hex>}, {@code bb} the low byte of
@@ -54,7 +53,7 @@ final class FileBStreamStore implements BStreamStore {
   private final DatafilePool pool;
   private final long writeback;
   /** Runs the background syncs of early writeback, one at a time; null without it. */
-  private final ThreadPoolExecutor syncer;
+  private final ExecutorService syncer;
   private final AtomicLong writebacks = new AtomicLong();
   /** Emptied datafiles kept for reuse, per server. */
   static final int POOL_MAX = 8192;
@@ -129,11 +128,7 @@ final class FileBStreamStore implements BStreamStore {
     this.data = dir.resolve("data");
     this.server = server;
     this.writeback = writeback;
-    this.syncer = writeback > 0 ? new ThreadPoolExecutor(0, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-      Thread t = new Thread(r, "io-writeback");
-      t.setDaemon(true);
-      return t;
-    }) : null;
+    this.syncer = writeback > 0 ? NamedThreads.single("io-writeback") : null;
     Files.createDirectories(data);
     for (int b = 0; b < 256; b++) {
       buckets[b] = Files.createDirectories(data.resolve(String.format("%02x", b)));
@@ -454,12 +449,7 @@ final class FileBStreamStore implements BStreamStore {
   public void close() {
     pool.close();
     if (syncer != null) {
-      syncer.shutdown();
-      try {
-        syncer.awaitTermination(30, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      NamedThreads.shutdown(syncer, 30_000);
     }
     open.invalidateAll();
     open.cleanUp();

@@ -104,7 +104,7 @@ public final class FuseLoop {
     Pointer ch = lib.fuse_session_next_chan(se, null);
     Runtime rt = Runtime.getRuntime(lib);
     long bufsize = Math.max(lib.fuse_chan_bufsize(ch), MAX_REQUEST + HEADER_ROOM);
-    InitChannel init = InitChannel.open(lib, rt, lib.fuse_chan_fd(ch), bufsize);
+    InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize);
     List<Thread> workers = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
       Thread t = new Thread(() -> work(lib, rt, se, ch, init, bufsize), "fuse-" + i);

@@ -61,7 +61,8 @@ final class InitChannel {
   private final Pointer ops;
   private volatile boolean kernelOffersMaxPages;
 
-  private InitChannel(FuseLoop.LibFuseLoop lib, Runtime rt, int fd, long bufsize) {
+  /** A channel on {@code fd} (/dev/fuse) whose buffer size {@code bufsize} sets libfuse's max_write. */
+  InitChannel(FuseLoop.LibFuseLoop lib, Runtime rt, int fd, long bufsize) {
     this.rt = rt;
     this.libc = LibraryLoader.create(LibC.class).load("c");
     this.fd = fd;
@@ -72,11 +73,6 @@ final class InitChannel {
     if (channel == null) {
       throw new IllegalStateException("fuse_chan_new failed");
     }
-  }
-
-  /** A channel on {@code fd} (/dev/fuse) whose buffer size {@code bufsize} sets libfuse's max_write. */
-  static InitChannel open(FuseLoop.LibFuseLoop lib, Runtime rt, int fd, long bufsize) {
-    return new InitChannel(lib, rt, fd, bufsize);
   }
 
   /** Has libfuse process the INIT request in {@code buf} (its bytes at {@code mem}), answering here. */
