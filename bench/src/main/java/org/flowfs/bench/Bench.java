@@ -1,11 +1,13 @@
 package org.flowfs.bench;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.flowfs.fuse.MountTable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -61,9 +63,21 @@ public final class Bench implements Callable<Integer> {
     return 0;
   }
 
-  Report run(Workloads.Sizes sizes, int n, List<String> groups) throws Exception {
+  /**
+   * Empties the work directory for a new run: first detaches what a killed run left mounted there
+   * (its FUSE processes are gone, so the mounts answer "Transport endpoint is not connected" and
+   * rm cannot descend), then removes the rest.
+   */
+  static void clearWork(Path work) throws IOException, InterruptedException {
+    for (Path stale : MountTable.mountsUnder(work)) {
+      Workloads.sh(Path.of("/"), "umount -l '" + stale + "'");
+    }
     Workloads.sh(Path.of("/"), "rm -rf '" + work + "'");
     Files.createDirectories(work);
+  }
+
+  Report run(Workloads.Sizes sizes, int n, List<String> groups) throws Exception {
+    clearWork(work);
     Report report = new Report();
     report.note("machine", Workloads.sh(Path.of("/"), "echo $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB, $(uname -r)").strip());
     report.note("sizes", sizes.toString());
