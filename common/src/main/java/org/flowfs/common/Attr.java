@@ -27,6 +27,7 @@ public record Attr(
   public static final int S_ISUID = 04000;
   public static final int S_ISGID = 02000;
   public static final int S_ISVTX = 01000;
+  private static final int S_IXGRP = 0010;
 
   public Attr {
     if ((mode & ~PERM_MASK) != 0) {
@@ -48,6 +49,20 @@ public record Attr(
 
   public boolean isRegular() {
     return type == FileType.REGULAR;
+  }
+
+  /**
+   * {@code mode} as a write, truncate or chown by someone without the privilege to keep them
+   * leaves it: set-user-ID cleared, and set-group-ID when group execute is set (without it,
+   * set-group-ID means mandatory locking and stays).
+   */
+  public static int withoutSetid(int mode) {
+    int killed = mode & ~S_ISUID;
+    return (mode & S_IXGRP) != 0 ? killed & ~S_ISGID : killed;
+  }
+
+  public Attr withMode(int newMode) {
+    return new Attr(handle, type, newMode, uid, gid, nlink, size, atimeNs, mtimeNs, ctimeNs, rdev, layout);
   }
 
   public Attr withSize(long newSize) {

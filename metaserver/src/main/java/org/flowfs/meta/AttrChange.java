@@ -32,7 +32,8 @@ import org.flowfs.meta.MetadataStore.SetAttr;
  *   <li>ATIME/MTIME: set to the value; ATIME_NOW/MTIME_NOW: set to now (they win over the
  *       value bits); ctime = now.
  *   <li>KILL_SUID: clear S_ISUID, and S_ISGID if group execute is set (without it S_ISGID means
- *       mandatory locking); ctime = now if the mode changed.
+ *       mandatory locking); ctime = now if the mode changed. Not on a directory, where the bits
+ *       mean inheritance, as Linux leaves them on a chown.
  * </ul>
  *
  * <p>Bits apply in the order above, so SIZE's mtime gives way to an explicit MTIME in the same
@@ -41,7 +42,6 @@ import org.flowfs.meta.MetadataStore.SetAttr;
 final class AttrChange {
   private static final int ALL_BITS = MODE | UID | GID | SIZE | SIZE_GROW | ATIME | MTIME | ATIME_NOW
       | MTIME_NOW | KILL_SUID;
-  private static final int GROUP_EXEC = 0010;
 
   private AttrChange() {}
 
@@ -110,11 +110,8 @@ final class AttrChange {
       n.mtimeNs = has(m, MTIME_NOW) ? nowNs : c.mtimeNs();
       ctime = true;
     }
-    if (has(m, KILL_SUID)) {
-      int killed = n.mode & ~Attr.S_ISUID;
-      if ((n.mode & GROUP_EXEC) != 0) {
-        killed &= ~Attr.S_ISGID;
-      }
+    if (has(m, KILL_SUID) && !n.isDir()) {
+      int killed = Attr.withoutSetid(n.mode);
       ctime |= killed != n.mode;
       n.mode = killed;
     }

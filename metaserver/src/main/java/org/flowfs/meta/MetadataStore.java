@@ -171,7 +171,8 @@ public interface MetadataStore extends AutoCloseable {
    *   <li>SIZE_GROW: size = max(size, value); with MTIME the mtime is set too; ctime = now when
    *       anything changed.
    *   <li>ATIME/MTIME: set to the value; ATIME_NOW/MTIME_NOW: set to now; ctime = now.
-   *   <li>KILL_SUID: clear S_ISUID, and S_ISGID if group-execute is set; ctime = now if changed.
+   *   <li>KILL_SUID: clear S_ISUID, and S_ISGID if group-execute is set, on anything but a
+   *       directory; ctime = now if changed.
    * </ul>
    */
   record SetAttr(int mask, int mode, int uid, int gid, long size, long atimeNs, long mtimeNs) {}

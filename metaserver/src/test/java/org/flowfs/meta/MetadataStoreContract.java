@@ -833,6 +833,10 @@ abstract class MetadataStoreContract {
     Attr plain = mkfile(ROOT, "plain");
     a = join(store.setattr(plain.handle(), change(KILL_SUID), tick()));
     assertEquals(plain.ctimeNs(), a.ctimeNs());
+    // a directory's bits mean inheritance: kept
+    Attr d = join(store.create(ROOT, "d", new NewObject(FileType.DIRECTORY, 06775, 0, 0, 0, null, null), tick()));
+    a = join(store.setattr(d.handle(), change(KILL_SUID | UID), tick()));
+    assertEquals(06775, a.mode());
   }
 
   @Test

@@ -22,6 +22,12 @@ final class FileState {
   private long mtimeNs;
   /** Written since the size and mtime were last recorded on the metadata server. */
   private boolean unrecorded;
+  /**
+   * Written, since the last recording, by a caller who does not keep set-user-ID and
+   * set-group-ID: the recording clears them (the metadata server applies the rule to the mode it
+   * holds then), and until it does this client shows them cleared.
+   */
+  private boolean killSetid;
   private int opens;
 
   FileState(Attr attr, DataPath path, int writeBehind, int readAhead, Duration timeout, ByteBufAllocator alloc) {
@@ -73,14 +79,15 @@ final class FileState {
    * beyond: an {@code O_APPEND} write. Returns where the bytes went. Finding the end and writing
    * there are one step, so appends through any number of opens never overwrite each other.
    */
-  synchronized long append(long offset, ByteBuf src, long nowNs) {
+  synchronized long append(long offset, ByteBuf src, long nowNs, boolean killsSetid) {
     long at = Math.max(offset, size);
-    write(at, src, nowNs);
+    write(at, src, nowNs, killsSetid);
     return at;
   }
 
-  synchronized void write(long offset, ByteBuf src, long nowNs) {
+  synchronized void write(long offset, ByteBuf src, long nowNs, boolean killsSetid) {
     reads.invalidate();
+    killSetid |= killsSetid;
     int len = src.readableBytes();
     writes.write(offset, src);
     size = Math.max(size, offset + len);
@@ -103,18 +110,19 @@ final class FileState {
 
   /** The size and mtime to record now, or null if they are recorded. */
   synchronized Recording pendingRecording() {
-    return unrecorded ? new Recording(size, mtimeNs) : null;
+    return unrecorded ? new Recording(size, mtimeNs, killSetid) : null;
   }
 
   /** Sends buffered writes; returns the attributes to record, or null if nothing changed. */
   synchronized Recording flushWrites() {
     writes.flush();
-    return unrecorded ? new Recording(size, mtimeNs) : null;
+    return pendingRecording();
   }
 
   synchronized void recorded(Recording r) {
-    if (r.size == size && r.mtimeNs == mtimeNs) {
+    if (r.equals(new Recording(size, mtimeNs, killSetid))) {
       unrecorded = false;
+      killSetid = false;
     }
   }
 
@@ -139,13 +147,14 @@ final class FileState {
     if (!unrecorded && a.size() == size) {
       return a;
     }
-    return a.withSizeAndTimes(size, Math.max(a.mtimeNs(), mtimeNs), Math.max(a.ctimeNs(), mtimeNs));
+    Attr o = a.withSizeAndTimes(size, Math.max(a.mtimeNs(), mtimeNs), Math.max(a.ctimeNs(), mtimeNs));
+    return killSetid ? o.withMode(Attr.withoutSetid(o.mode())) : o;
   }
 
   synchronized long size() {
     return size;
   }
 
-  /** A size and mtime to record on the metadata server. */
-  record Recording(long size, long mtimeNs) {}
+  /** A size and mtime to record on the metadata server, and whether to clear set-ID bits. */
+  record Recording(long size, long mtimeNs, boolean killSetid) {}
 }

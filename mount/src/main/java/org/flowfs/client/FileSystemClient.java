@@ -387,14 +387,27 @@ public final class FileSystemClient implements AutoCloseable {
     return setattr(resolve(path), SetattrReq.MODE, mode & Attr.PERM_MASK, 0, 0, 0, 0, 0);
   }
 
-  /** Changes owner and/or group; -1 leaves one as it is. */
+  /**
+   * Changes owner and/or group; -1 leaves one as it is. A changed file that is not a directory loses set-user-ID,
+   * and set-group-ID with group execute, whoever changes it, as on Linux.
+   */
   public Attr chown(String path, int uid, int gid) {
     int mask = (uid != -1 ? SetattrReq.UID : 0) | (gid != -1 ? SetattrReq.GID : 0);
     Handle h = resolve(path);
     if (mask == 0) {
       return fresh(h);
     }
-    return setattr(h, mask, 0, Math.max(uid, 0), Math.max(gid, 0), 0, 0, 0);
+    return setattr(h, mask | SetattrReq.KILL_SUID, 0, Math.max(uid, 0), Math.max(gid, 0), 0, 0, 0);
+  }
+
+  /** Clears set-user-ID, and set-group-ID with group execute, unless a directory. */
+  public Attr killSetid(String path) {
+    return setattr(resolve(path), SetattrReq.KILL_SUID, 0, 0, 0, 0, 0, 0);
+  }
+
+  /** {@link #killSetid(String)} of an open file, whatever its name now. */
+  public Attr killSetid(OpenFile f) {
+    return setattr(f.state().handle, SetattrReq.KILL_SUID, 0, 0, 0, 0, 0, 0);
   }
 
   /** Sets access and modification times (ns since the epoch, or {@link #UTIME_NOW}/{@link #UTIME_OMIT}). */
@@ -431,15 +444,24 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   public Attr truncate(String path, long size) {
+    return truncate(path, size, false);
+  }
+
+  /** Truncates, with {@code killSetid}: clearing set-user-ID, and set-group-ID with group execute. */
+  public Attr truncate(String path, long size, boolean killSetid) {
     Handle h = resolve(path);
-    return truncate(h, states.get(h), size);
+    return truncate(h, states.get(h), size, killSetid);
   }
 
   public Attr truncate(OpenFile f, long size) {
-    return truncate(f.state().handle, f.state(), size);
+    return truncate(f, size, false);
   }
 
-  private Attr truncate(Handle h, FileState st, long size) {
+  public Attr truncate(OpenFile f, long size, boolean killSetid) {
+    return truncate(f.state().handle, f.state(), size, killSetid);
+  }
+
+  private Attr truncate(Handle h, FileState st, long size, boolean killSetid) {
     if (size < 0) {
       throw new FsException(Errno.EINVAL, "negative size");
     }
@@ -451,17 +473,17 @@ public final class FileSystemClient implements AutoCloseable {
       throw new FsException(Errno.EINVAL, "cannot truncate a " + a.type());
     }
     if (st == null) {
-      return truncateData(a, size);
+      return truncateData(a, size, killSetid);
     }
     synchronized (st) {
       flush(st);
-      Attr r = truncateData(a, size);
+      Attr r = truncateData(a, size, killSetid);
       st.truncated(size, r.mtimeNs());
       return st.overlay(r);
     }
   }
 
-  private Attr truncateData(Attr a, long size) {
+  private Attr truncateData(Attr a, long size, boolean killSetid) {
     Layout layout = a.layout();
     Distribution dist = Distributions.of(layout.dist());
     int n = layout.serverCount();
@@ -472,7 +494,8 @@ public final class FileSystemClient implements AutoCloseable {
     }
     Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
     counters.increment("truncate");
-    return setattr(a.handle(), SetattrReq.SIZE, 0, 0, 0, size, 0, 0);
+    int mask = SetattrReq.SIZE | (killSetid ? SetattrReq.KILL_SUID : 0);
+    return setattr(a.handle(), mask, 0, 0, 0, size, 0, 0);
   }
 
   // ---- namespace ------------------------------------------------------------------------------
@@ -742,12 +765,22 @@ public final class FileSystemClient implements AutoCloseable {
    * client knows is never behind.
    */
   public void write(OpenFile f, long offset, ByteBuf src, boolean pageCache) {
+    write(f, offset, src, pageCache, false);
+  }
+
+  /**
+   * {@link #write(OpenFile, long, ByteBuf, boolean)}; with {@code killSetid}, the write clears
+   * set-user-ID, and set-group-ID with group execute: recorded with the size the write makes (at
+   * the next flush or close, when its bytes are out too), shown cleared by this client at once.
+   */
+  public void write(OpenFile f, long offset, ByteBuf src, boolean pageCache, boolean killSetid) {
     counters.increment("write");
     counters.add("write.user-bytes", src.readableBytes());
+    boolean kill = killSetid && !pageCache;
     if ((f.flags() & O_APPEND) != 0 && !pageCache) {
-      f.state().append(offset, src, now());
+      f.state().append(offset, src, now(), kill);
     } else {
-      f.state().write(offset, src, now());
+      f.state().write(offset, src, now(), kill);
     }
   }
 
@@ -914,7 +947,7 @@ public final class FileSystemClient implements AutoCloseable {
 
   /** The change recording {@code r}, with {@code times}; the writes' mtime unless it sets one. */
   private static SetattrReq record(Handle h, FileState.Recording r, int times, long atimeNs, long mtimeNs) {
-    int mask = SetattrReq.SIZE_GROW | times;
+    int mask = SetattrReq.SIZE_GROW | times | (r.killSetid() ? SetattrReq.KILL_SUID : 0);
     long mtime = mtimeNs;
     if ((times & (SetattrReq.MTIME | SetattrReq.MTIME_NOW)) == 0) {
       mask |= SetattrReq.MTIME;

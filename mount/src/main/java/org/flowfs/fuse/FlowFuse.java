@@ -108,16 +108,22 @@ final class FlowFuse extends FuseStubFS {
 
   @Override
   public int getattr(String path, FileStat stat) {
+    boolean kill = SetidKill.take(); // a setattr that only clears set-ID bits, answered with this getattr
     return ops.call("getattr", path, () -> {
-      Stats.fill(stat, fs.getattr(path));
+      Stats.fill(stat, kill ? fs.killSetid(path) : fs.getattr(path));
       return 0;
     });
   }
 
   @Override
   public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
+    boolean kill = SetidKill.take();
     return ops.call("fgetattr", path, () -> {
-      Stats.fill(stat, fi.fh.get() != 0 ? fs.getattr(file(fi)) : fs.getattr(path));
+      if (kill) {
+        Stats.fill(stat, fi.fh.get() != 0 ? fs.killSetid(file(fi)) : fs.killSetid(path));
+      } else {
+        Stats.fill(stat, fi.fh.get() != 0 ? fs.getattr(file(fi)) : fs.getattr(path));
+      }
       return 0;
     });
   }
@@ -210,16 +216,18 @@ final class FlowFuse extends FuseStubFS {
 
   @Override
   public int truncate(String path, long size) {
+    boolean kill = SetidKill.take();
     return ops.call("truncate", path, () -> {
-      fs.truncate(path, size);
+      fs.truncate(path, size, kill);
       return 0;
     });
   }
 
   @Override
   public int ftruncate(String path, long size, FuseFileInfo fi) {
+    boolean kill = SetidKill.take();
     return ops.call("ftruncate", path, () -> {
-      fs.truncate(file(fi), size);
+      fs.truncate(file(fi), size, kill);
       return 0;
     });
   }
@@ -274,8 +282,9 @@ final class FlowFuse extends FuseStubFS {
 
   @Override
   public int write(String path, Pointer buf, long size, long offset, FuseFileInfo fi) {
+    boolean kill = SetidKill.take();
     return ops.call("write", path, () -> {
-      fs.write(file(fi), offset, wrap(buf, size), writepage(fi));
+      fs.write(file(fi), offset, wrap(buf, size), writepage(fi), kill);
       return (int) size;
     });
   }

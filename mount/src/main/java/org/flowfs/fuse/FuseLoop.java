@@ -105,9 +105,10 @@ public final class FuseLoop {
     Runtime rt = Runtime.getRuntime(lib);
     long bufsize = Math.max(lib.fuse_chan_bufsize(ch), MAX_REQUEST + HEADER_ROOM);
     InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize);
+    SetidKill kill = new SetidKill(init.libc(), rt, lib.fuse_chan_fd(ch));
     List<Thread> workers = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
-      Thread t = new Thread(() -> work(lib, rt, se, ch, init, bufsize), "fuse-" + i);
+      Thread t = new Thread(() -> work(lib, rt, se, ch, init, kill, bufsize), "fuse-" + i);
       t.setDaemon(true);
       workers.add(t);
     }
@@ -129,7 +130,8 @@ public final class FuseLoop {
   }
 
   /** One worker: libfuse's fuse_do_work, on a Java thread. */
-  private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init, long bufsize) {
+  private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init, SetidKill kill,
+      long bufsize) {
     Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
     Pointer chp = Memory.allocateDirect(rt, 8); // struct fuse_chan **: where libfuse may put another channel
@@ -154,7 +156,9 @@ public final class FuseLoop {
       if (mem.getInt(InitChannel.IN_OPCODE) == InitChannel.FUSE_INIT) {
         init.process(lib, se, buf, mem);
       } else {
+        SetidKill.before(mem);
         lib.fuse_session_process_buf(se, buf, chp.getPointer(0));
+        kill.after(mem);
       }
     }
   }

@@ -13,9 +13,19 @@ import org.slf4j.LoggerFactory;
 /**
  * The libfuse channel that carries the kernel's INIT and libfuse's answer to it, and nothing else
  * (see {@link FuseLoop}). Its buffer size is what libfuse offers as {@code max_write}; its send
- * function, called by libfuse with the answer, adds what libfuse 2 cannot say: {@code
- * FUSE_MAX_PAGES} and the page count, when the kernel's INIT offered them. Every other request is
- * answered on libfuse's own channel, straight to {@code /dev/fuse}.
+ * function, called by libfuse with the answer, adds what libfuse 2 cannot say, when the kernel's
+ * INIT offered it:
+ *
+ * <ul>
+ *   <li>{@code FUSE_MAX_PAGES} and the page count: requests of up to 1 MiB;
+ *   <li>{@code FUSE_HANDLE_KILLPRIV_V2}: FlowFS clears set-user-ID and set-group-ID on write,
+ *       truncate and chown itself, told by the kernel when ({@link SetidKill}), so the kernel
+ *       need not ask for a file's {@code security.capability} before every write to see whether
+ *       it must: one FUSE round trip less per write (4 KiB random writes on the process shape,
+ *       same build with and without: about 6,100 -> 8,000-8,600 IOPS).
+ * </ul>
+ *
+ * Every other request is answered on libfuse's own channel, straight to {@code /dev/fuse}.
  */
 final class InitChannel {
   private static final Logger LOG = LoggerFactory.getLogger(InitChannel.class);
@@ -34,6 +44,8 @@ final class InitChannel {
   /** fuse_init_out through max_pages and map_alignment. */
   private static final int OUT_LENGTH_WITH_MAX_PAGES = 32;
   private static final int FUSE_MAX_PAGES = 1 << 22;
+  /** fuse_kernel.h: the file system clears set-ID bits on write, truncate and chown. */
+  private static final int FUSE_HANDLE_KILLPRIV_V2 = 1 << 28;
   private static final int PAGE = 4096;
 
   /** struct fuse_chan_ops (libfuse 2.9): receive, send, destroy. */
@@ -60,6 +72,7 @@ final class InitChannel {
   private final Send send;
   private final Pointer ops;
   private volatile boolean kernelOffersMaxPages;
+  private volatile boolean kernelOffersKillpriv;
 
   /** A channel on {@code fd} (/dev/fuse) whose buffer size {@code bufsize} sets libfuse's max_write. */
   InitChannel(FuseLoop.LibFuseLoop lib, Runtime rt, int fd, long bufsize) {
@@ -75,9 +88,14 @@ final class InitChannel {
     }
   }
 
+  LibC libc() {
+    return libc;
+  }
+
   /** Has libfuse process the INIT request in {@code buf} (its bytes at {@code mem}), answering here. */
   void process(FuseLoop.LibFuseLoop lib, Pointer se, Pointer buf, Pointer mem) {
     kernelOffersMaxPages = (mem.getInt(IN_INIT_FLAGS) & FUSE_MAX_PAGES) != 0;
+    kernelOffersKillpriv = (mem.getInt(IN_INIT_FLAGS) & FUSE_HANDLE_KILLPRIV_V2) != 0;
     lib.fuse_session_process_buf(se, buf, channel);
   }
 
@@ -113,6 +131,9 @@ final class InitChannel {
         LOG.info("FUSE requests of up to {} KiB ({} pages)", pages * PAGE / 1024, pages);
       } else {
         LOG.info("the kernel does not offer FUSE_MAX_PAGES: FUSE requests of up to 128 KiB");
+      }
+      if (kernelOffersKillpriv) {
+        out.putInt(OUT_HEADER + OUT_FLAGS, out.getInt(OUT_HEADER + OUT_FLAGS) | FUSE_HANDLE_KILLPRIV_V2);
       }
     }
     long wrote = libc.write(fd, out, length);

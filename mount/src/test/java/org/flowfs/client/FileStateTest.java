@@ -129,7 +129,7 @@ class FileStateTest {
     assertNull(f.flushWrites(), "nothing written: nothing to record");
     write(f, 0, new byte[300], 7000);
     FileState.Recording r = f.flushWrites();
-    assertEquals(new FileState.Recording(300, 7000), r);
+    assertEquals(new FileState.Recording(300, 7000, false), r);
     Attr stale = attr(0, 1000);
     Attr shown = f.overlay(stale);
     assertEquals(300, shown.size());
@@ -138,6 +138,31 @@ class FileStateTest {
     assertNull(f.flushWrites());
     Attr recorded = attr(300, 7000);
     assertSame(recorded, f.overlay(recorded));
+  }
+
+  @Test
+  void unprivilegedWrite_recordingClearsSetidBits_shownClearedUntilThen() {
+    FileState f = open(0);
+    Attr setid = new Attr(Handle.of(0, 42), FileType.REGULAR, 06775, 1, 1, 1, 0, 1000, 1000, 1000, 0, LAYOUT);
+    write(f, 0, new byte[10], 2000); // root's write keeps them
+    assertEquals(06775, f.overlay(setid).mode());
+    FileState.Recording byRoot = f.flushWrites();
+    assertFalse(byRoot.killSetid());
+    ByteBuf src = ByteBufAllocator.DEFAULT.heapBuffer(10).writeZero(10);
+    try {
+      f.write(10, src, 3000, true);
+    } finally {
+      src.release();
+    }
+    assertEquals(0775, f.overlay(setid).mode(), "set-user-ID, and set-group-ID with group execute");
+    FileState.Recording r = f.flushWrites();
+    assertEquals(new FileState.Recording(20, 3000, true), r);
+    f.recorded(byRoot);
+    assertEquals(r, f.pendingRecording(), "an older recording leaves the clearing pending");
+    f.recorded(r);
+    assertNull(f.pendingRecording());
+    Attr cleared = setid.withMode(0775).withSizeAndTimes(20, 3000, 3000);
+    assertSame(cleared, f.overlay(cleared));
   }
 
   @Test
@@ -185,7 +210,7 @@ class FileStateTest {
   private static void write(FileState f, long offset, byte[] b, long now) {
     ByteBuf src = ByteBufAllocator.DEFAULT.heapBuffer(b.length).writeBytes(b);
     try {
-      f.write(offset, src, now);
+      f.write(offset, src, now, false);
     } finally {
       src.release();
     }
@@ -194,7 +219,7 @@ class FileStateTest {
   private static long append(FileState f, long offset, byte[] b) {
     ByteBuf src = ByteBufAllocator.DEFAULT.heapBuffer(b.length).writeBytes(b);
     try {
-      return f.append(offset, src, 2000);
+      return f.append(offset, src, 2000, false);
     } finally {
       src.release();
     }

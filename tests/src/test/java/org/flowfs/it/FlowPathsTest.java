@@ -119,4 +119,18 @@ class FlowPathsTest {
     long n = client("fuse.read") - reads;
     assertTrue(n >= 8 && n <= 16, "8 MiB read cold in requests of up to 1 MiB (the kernel's read-ahead), not 64: " + n);
   }
+
+  /**
+   * The mount clears set-ID bits itself (FUSE_HANDLE_KILLPRIV_V2), so the kernel asks for a file's
+   * security.capability once, not before every write: 200 small writes, one FUSE request each.
+   */
+  @Test
+  void smallWrites_costOneFuseRequestEach() {
+    long writes = client("fuse.write");
+    long xattrs = client("fuse.getxattr");
+    Sh.ok(m, "dd if=/dev/zero of=small-writes.bin bs=4k count=200 status=none");
+    assertEquals(200, client("fuse.write") - writes, "one FUSE write per write(2)");
+    long asked = client("fuse.getxattr") - xattrs;
+    assertTrue(asked <= 1, "the kernel asked for security.capability " + asked + " times for 200 writes");
+  }
 }

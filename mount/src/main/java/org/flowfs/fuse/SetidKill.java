@@ -1,0 +1,109 @@
+package org.flowfs.fuse;
+
+import jnr.ffi.Memory;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The kernel's word that a write or truncate must clear the file's set-user-ID and set-group-ID
+ * bits. With {@code FUSE_HANDLE_KILLPRIV_V2} (see {@link InitChannel}) the kernel no longer clears
+ * them itself: it decides, as for any file system (the caller lacks CAP_FSETID; set-group-ID only
+ * with group execute or outside the file's group), and says so in the request, a flag libfuse 2's
+ * high-level API does not pass on. The loop reads it from the request before libfuse processes it
+ * on the same thread, and the FUSE operation that acts on it {@link #take() takes} it:
+ *
+ * <ul>
+ *   <li>a write with {@code FUSE_WRITE_KILL_SUIDGID}: the write clears the bits;
+ *   <li>a truncate (a setattr of the size) with {@code FATTR_KILL_SUIDGID}: the truncate does;
+ *   <li>a setattr that changes nothing: the kernel sends one only when all it had to do was clear
+ *       the bits (a chown to -1 -1, which Linux makes clear them; an unprivileged writer's first
+ *       write to a set-ID file, before the write itself), and libfuse answers it with a getattr,
+ *       which clears them first. (The one other such setattr, a privileged write to a file with
+ *       a {@code security.capability} attribute, clears them too, where Linux would keep them.)
+ *       A chown that changes owner or group clears them on its own, as on Linux.
+ * </ul>
+ *
+ * <p>The kernel keeps the mode it cached before the write until its attribute timeout, and would
+ * show (and exec with) bits that are gone: after such a write the loop tells it to drop the
+ * inode's cached attributes ({@code FUSE_NOTIFY_INVAL_INODE}, attributes only). A truncate's
+ * answer carries the new mode, so it needs none.
+ */
+final class SetidKill {
+  private static final Logger LOG = LoggerFactory.getLogger(SetidKill.class);
+  /** fuse_in_header: len, opcode, unique, then nodeid; 40 bytes in all. */
+  private static final int IN_OPCODE = 4;
+  private static final int IN_NODEID = 16;
+  private static final int IN_HEADER = 40;
+  private static final int FUSE_SETATTR = 4;
+  private static final int FUSE_WRITE = 16;
+  /** fuse_setattr_in.valid, its first field; FATTR_FH (names the open file, changes nothing); FATTR_KILL_SUIDGID. */
+  private static final int SETATTR_VALID = IN_HEADER;
+  private static final int FATTR_FH = 1 << 6;
+  private static final int FATTR_KILL_SUIDGID = 1 << 11;
+  /** fuse_write_in: fh, offset, size, then write_flags; FUSE_WRITE_KILL_SUIDGID. */
+  private static final int WRITE_FLAGS = IN_HEADER + 20;
+  private static final int FUSE_WRITE_KILL_SUIDGID = 1 << 2;
+  /** fuse_out_header (len, error = the notify code, unique 0) + fuse_notify_inval_inode_out. */
+  private static final int FUSE_NOTIFY_INVAL_INODE = 2;
+  private static final int NOTIFY_LENGTH = 16 + 24;
+
+  private static final ThreadLocal<Boolean> REQUESTED = ThreadLocal.withInitial(() -> Boolean.FALSE);
+
+  private final InitChannel.LibC libc;
+  private final int fd;
+  private final Runtime rt;
+
+  SetidKill(InitChannel.LibC libc, Runtime rt, int fd) {
+    this.libc = libc;
+    this.rt = rt;
+    this.fd = fd;
+  }
+
+  /**
+   * Whether the request the calling FUSE thread is processing asks to clear set-ID bits; the
+   * first operation to ask acts on it, so it answers true once per request.
+   */
+  static boolean take() {
+    if (!REQUESTED.get()) {
+      return false;
+    }
+    REQUESTED.set(false);
+    return true;
+  }
+
+  /** Notes what the request at {@code mem} asks, for the operations about to run on this thread. */
+  static void before(Pointer mem) {
+    int opcode = mem.getInt(IN_OPCODE);
+    boolean kill = opcode == FUSE_WRITE ? clearingWrite(mem)
+        : opcode == FUSE_SETATTR && ((mem.getInt(SETATTR_VALID) & FATTR_KILL_SUIDGID) != 0
+            || (mem.getInt(SETATTR_VALID) & ~FATTR_FH) == 0);
+    if (kill || REQUESTED.get()) {
+      REQUESTED.set(kill);
+    }
+  }
+
+  private static boolean clearingWrite(Pointer mem) {
+    return (mem.getInt(WRITE_FLAGS) & FUSE_WRITE_KILL_SUIDGID) != 0;
+  }
+
+  /** After the request at {@code mem} was answered: drops the kernel's cached mode after a clearing write. */
+  void after(Pointer mem) {
+    if (REQUESTED.get()) {
+      REQUESTED.set(false); // asked, but no operation took it
+    }
+    if (mem.getInt(IN_OPCODE) != FUSE_WRITE || !clearingWrite(mem)) {
+      return;
+    }
+    Pointer out = Memory.allocateDirect(rt, NOTIFY_LENGTH, true);
+    out.putInt(0, NOTIFY_LENGTH);
+    out.putInt(4, FUSE_NOTIFY_INVAL_INODE);
+    out.putLong(16, mem.getLong(IN_NODEID));
+    out.putLong(24, -1); // offset < 0: attributes only, the cached pages stay
+    out.putLong(32, 0);
+    if (libc.write(fd, out, NOTIFY_LENGTH) < 0) {
+      LOG.debug("invalidating the attributes of node {} failed: errno {}", mem.getLong(IN_NODEID), rt.getLastError());
+    }
+  }
+}
