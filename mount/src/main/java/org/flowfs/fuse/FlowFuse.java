@@ -119,10 +119,10 @@ final class FlowFuse extends FuseStubFS {
   public int fgetattr(String path, FileStat stat, FuseFileInfo fi) {
     boolean kill = SetidKill.take();
     return ops.call("fgetattr", path, () -> {
-      if (kill) {
-        Stats.fill(stat, fi.fh.get() != 0 ? fs.killSetid(file(fi)) : fs.killSetid(path));
+      if (fi.fh.get() == 0) {
+        Stats.fill(stat, kill ? fs.killSetid(path) : fs.getattr(path));
       } else {
-        Stats.fill(stat, fi.fh.get() != 0 ? fs.getattr(file(fi)) : fs.getattr(path));
+        Stats.fill(stat, kill ? fs.killSetid(file(fi)) : fs.getattr(file(fi)));
       }
       return 0;
     });

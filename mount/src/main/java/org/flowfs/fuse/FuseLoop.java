@@ -156,9 +156,11 @@ public final class FuseLoop {
       if (mem.getInt(InitChannel.IN_OPCODE) == InitChannel.FUSE_INIT) {
         init.process(lib, se, buf, mem);
       } else {
-        SetidKill.before(mem);
+        boolean clearingWrite = SetidKill.before(mem);
         lib.fuse_session_process_buf(se, buf, chp.getPointer(0));
-        kill.after(mem);
+        if (clearingWrite) {
+          kill.written(mem);
+        }
       }
     }
   }

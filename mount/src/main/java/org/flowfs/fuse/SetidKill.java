@@ -32,8 +32,7 @@ import org.slf4j.LoggerFactory;
  */
 final class SetidKill {
   private static final Logger LOG = LoggerFactory.getLogger(SetidKill.class);
-  /** fuse_in_header: len, opcode, unique, then nodeid; 40 bytes in all. */
-  private static final int IN_OPCODE = 4;
+  /** fuse_in_header: len, opcode ({@link InitChannel#IN_OPCODE}), unique, then nodeid; 40 bytes in all. */
   private static final int IN_NODEID = 16;
   private static final int IN_HEADER = 40;
   private static final int FUSE_SETATTR = 4;
@@ -73,29 +72,24 @@ final class SetidKill {
     return true;
   }
 
-  /** Notes what the request at {@code mem} asks, for the operations about to run on this thread. */
-  static void before(Pointer mem) {
-    int opcode = mem.getInt(IN_OPCODE);
-    boolean kill = opcode == FUSE_WRITE ? clearingWrite(mem)
-        : opcode == FUSE_SETATTR && ((mem.getInt(SETATTR_VALID) & FATTR_KILL_SUIDGID) != 0
-            || (mem.getInt(SETATTR_VALID) & ~FATTR_FH) == 0);
+  /**
+   * Notes what the request at {@code mem} asks, for the operations about to run on this thread
+   * (what the last request asked, taken or not, goes). Returns whether it is a write that clears
+   * set-ID bits: then call {@link #written} once it is answered.
+   */
+  static boolean before(Pointer mem) {
+    int opcode = mem.getInt(InitChannel.IN_OPCODE);
+    boolean write = opcode == FUSE_WRITE && (mem.getInt(WRITE_FLAGS) & FUSE_WRITE_KILL_SUIDGID) != 0;
+    boolean kill = write || opcode == FUSE_SETATTR && ((mem.getInt(SETATTR_VALID) & FATTR_KILL_SUIDGID) != 0
+        || (mem.getInt(SETATTR_VALID) & ~FATTR_FH) == 0);
     if (kill || REQUESTED.get()) {
       REQUESTED.set(kill);
     }
+    return write;
   }
 
-  private static boolean clearingWrite(Pointer mem) {
-    return (mem.getInt(WRITE_FLAGS) & FUSE_WRITE_KILL_SUIDGID) != 0;
-  }
-
-  /** After the request at {@code mem} was answered: drops the kernel's cached mode after a clearing write. */
-  void after(Pointer mem) {
-    if (REQUESTED.get()) {
-      REQUESTED.set(false); // asked, but no operation took it
-    }
-    if (mem.getInt(IN_OPCODE) != FUSE_WRITE || !clearingWrite(mem)) {
-      return;
-    }
+  /** After the clearing write at {@code mem} was answered: drops the kernel's cached mode of its inode. */
+  void written(Pointer mem) {
     Pointer out = Memory.allocateDirect(rt, NOTIFY_LENGTH, true);
     out.putInt(0, NOTIFY_LENGTH);
     out.putInt(4, FUSE_NOTIFY_INVAL_INODE);
