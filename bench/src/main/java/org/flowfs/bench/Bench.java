@@ -28,6 +28,11 @@ public final class Bench implements Callable<Integer> {
   @Option(names = "--reps", description = "Repetitions (default: 3; --smoke: 1).")
   Integer reps;
 
+  @Option(names = "--warmup", description = "Warm-up repetitions run before the measured ones and not counted, "
+      + "on every system alike: the JVMs of FlowFS's six processes compile their hot paths in the first "
+      + "gigabytes (default: 1; --smoke: 0). Not for scale, protocols or soak.")
+  Integer warmup;
+
   @Option(names = "--work", description = "Where the systems keep their data (default: /var/tmp/flowfs-bench); must be on the local disk.")
   Path work = Path.of("/var/tmp/flowfs-bench");
 
@@ -56,7 +61,11 @@ public final class Bench implements Callable<Integer> {
     if (groups == null) {
       run.addAll(List.of("api", "scale", "soak"));
     }
-    Report report = run(sizes, n, run);
+    int w = warmup != null ? warmup : smoke ? 0 : 1;
+    if (w < 0 || n < 1) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--reps must be at least 1 and --warmup at least 0");
+    }
+    Report report = run(sizes, w, n, run);
     System.out.print(report.table());
     report.write(out);
     System.out.println("wrote " + out.toAbsolutePath() + "/results.{txt,json,svg}");
@@ -76,12 +85,14 @@ public final class Bench implements Callable<Integer> {
     Files.createDirectories(work);
   }
 
-  Report run(Workloads.Sizes sizes, int n, List<String> groups) throws Exception {
+  Report run(Workloads.Sizes sizes, int warmups, int n, List<String> groups) throws Exception {
     clearWork(work);
     Report report = new Report();
+    Report discarded = new Report(); // what the warm-up repetitions measure
     report.note("machine", Workloads.sh(Path.of("/"), "echo $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB, $(uname -r)").strip());
     report.note("sizes", sizes.toString());
-    report.note("repetitions", String.valueOf(n));
+    report.note("repetitions", n + (warmups > 0 ? " (after " + warmups + " warm-up repetition" + (warmups > 1 ? "s" : "")
+        + " of the same workloads on every system, not counted)" : ""));
     if (!flowfsConfig.isEmpty()) {
       report.note("flowfs config", String.join(", ", flowfsConfig));
     }
@@ -102,15 +113,19 @@ public final class Bench implements Callable<Integer> {
         scale = opened(opened, new ScaleWorkload(sizes.scaleServers().stream().mapToInt(Integer::intValue).max().orElse(1)));
         report.scaleServers(sizes.scaleServers());
       }
-      for (int rep = 0; rep < n; rep++) {
+      for (int rep = -warmups; rep < n; rep++) {
+        Report sink = rep < 0 ? discarded : report;
         for (String group : groups) {
           long t0 = System.nanoTime();
+          if (rep < 0 && List.of("soak", "scale", "protocols").contains(group)) {
+            continue; // each starts processes of its own, or runs once
+          }
           switch (group) {
             case "soak" -> {
               continue; // once, after the repetitions
             }
             case "api" -> {
-              ApiWorkload.run(((Targets.FlowFsTarget) targets.get(0)).conf, sizes.apiMib(), r -> report.add("flowfs", r));
+              ApiWorkload.run(((Targets.FlowFsTarget) targets.get(0)).conf, sizes.apiMib(), r -> sink.add("flowfs", r));
               log(rep, group, "flowfs", t0);
               continue;
             }
@@ -127,13 +142,13 @@ public final class Bench implements Callable<Integer> {
             default -> { }
           }
           for (int i = 0; i < targets.size(); i++) {
-            Target t = targets.get((i + rep) % targets.size()); // take turns: a different system first each time
+            Target t = targets.get(Math.floorMod(i + rep, targets.size())); // take turns: a different system first each time
             if (t.name().equals("nullfuse") && !Workloads.forNull(group)) {
               continue;
             }
             Workloads.sh(t.root(), "rm -rf ./* ./.[!.]* 2>/dev/null; true");
             t0 = System.nanoTime();
-            new Workloads(sizes).run(group, t.root(), r -> report.add(t.name(), r));
+            new Workloads(sizes).run(group, t.root(), r -> sink.add(t.name(), r));
             log(rep, group, t.name(), t0);
           }
         }
@@ -177,6 +192,7 @@ public final class Bench implements Callable<Integer> {
   }
 
   private static void log(int rep, String group, String system, long t0) {
-    System.err.printf(Locale.ROOT, "rep %d %-5s %-8s %6.1f s%n", rep + 1, group, system, (System.nanoTime() - t0) / 1e9);
+    System.err.printf(Locale.ROOT, "%-7s %-5s %-8s %6.1f s%n", rep < 0 ? "warm-up" : "rep " + (rep + 1), group, system,
+        (System.nanoTime() - t0) / 1e9);
   }
 }

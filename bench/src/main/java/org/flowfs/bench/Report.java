@@ -107,6 +107,11 @@ final class Report {
     return ok;
   }
 
+  /** How many figures {@code system} has for {@code row}. */
+  int count(String row, String system) {
+    return values.getOrDefault(row, Map.of()).getOrDefault(system, List.of()).size();
+  }
+
   Double median(String row, String system) {
     List<Double> v = values.getOrDefault(row, Map.of()).get(system);
     if (v == null || v.isEmpty()) {
