@@ -3,6 +3,8 @@ package org.flowfs.client;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
@@ -29,8 +31,18 @@ final class FileState {
    */
   private boolean killSetid;
   private int opens;
+  /** Opens of this client that may write (a shared writable mapping needs one): no read-around then. */
+  private int writableOpens;
+  /** The block a small read that jumps is widened to (0: never). */
+  private final int around;
+  /** Read-around stores handed to the page sink that have not ended; how many of them are storing. */
+  private final List<Store> stores = new ArrayList<>();
+  private int storing;
+  private static final int PAGE = 4096;
 
-  FileState(Attr attr, DataPath path, int writeBehind, int readAhead, Duration timeout, ByteBufAllocator alloc) {
+  FileState(Attr attr, DataPath path, int writeBehind, int readAhead, int readAround, Duration timeout,
+      ByteBufAllocator alloc) {
+    this.around = readAround;
     this.handle = attr.handle();
     this.layout = attr.layout();
     this.size = attr.size();
@@ -40,7 +52,7 @@ final class FileState {
   }
 
   synchronized void opened(Attr fresh) {
-    opened(fresh, null);
+    opened(fresh, null, true);
   }
 
   /**
@@ -48,8 +60,11 @@ final class FileState {
    * its first bytes read since the open began (or null): kept as read-ahead when they are the whole
    * file and this is its only open, so that a small file's read needs no round trip of its own.
    */
-  synchronized void opened(Attr fresh, ReadAhead.Window first) {
+  synchronized void opened(Attr fresh, ReadAhead.Window first, boolean writable) {
     opens++;
+    if (writable) {
+      writableOpens++;
+    }
     if (!unrecorded) {
       size = Math.max(size, fresh.size());
       mtimeNs = fresh.mtimeNs();
@@ -65,7 +80,20 @@ final class FileState {
   }
 
   /** Returns true when this was the last open. */
+  /** Returns true when this was the last open (of one that could write). */
   synchronized boolean closed() {
+    return closed(true);
+  }
+
+  synchronized void opened(Attr fresh, ReadAhead.Window first) {
+    opened(fresh, first, false);
+  }
+
+  /** Returns true when this was the last open. */
+  synchronized boolean closed(boolean writable) {
+    if (writable) {
+      writableOpens--;
+    }
     if (--opens == 0) {
       reads.invalidate();
       writes.discard();
@@ -97,6 +125,17 @@ final class FileState {
 
   /** Reads up to {@code length} bytes at {@code offset}; returns how many (0 at the end). */
   synchronized int read(long offset, int length, ByteBuf dst) {
+    return read(offset, length, dst, null);
+  }
+
+  /**
+   * {@link #read(long, int, ByteBuf)}; with a {@code sink}, a read smaller than the read-around
+   * block that jumps (neither sequential nor read ahead) and comes while no open of this client
+   * may write reads the whole aligned block instead, and the pages of it the caller did not ask
+   * for go to the sink: the kernel's page cache then answers the next reads there (random reads
+   * of a file that fits in memory stop leaving the machine).
+   */
+  synchronized int read(long offset, int length, ByteBuf dst, PageSink sink) {
     if (writes.isDirty()) {
       writes.flush();
     }
@@ -104,8 +143,104 @@ final class FileState {
       return 0;
     }
     int n = (int) Math.min(length, size - offset);
-    reads.read(offset, n, size, dst);
+    if (sink == null || n >= around || writableOpens > 0 || !reads.jumps(offset)) {
+      reads.read(offset, n, size, dst);
+      return n;
+    }
+    long start = offset - offset % around;
+    long end = Math.min(size, (offset + n + around - 1) / around * around);
+    ByteBuf block = reads.block(start, (int) (end - start), offset + n);
+    try {
+      dst.writeBytes(block, (int) (offset - start), n);
+      // never the pages asked for: the kernel holds them locked until this read is answered
+      offer(sink, block, start, start, offset & -PAGE);
+      offer(sink, block, start, Math.min(end, (offset + n + PAGE - 1) & -PAGE), end);
+    } finally {
+      block.release();
+    }
     return n;
+  }
+
+  private void offer(PageSink sink, ByteBuf block, long blockStart, long from, long to) {
+    if (to <= from) {
+      return;
+    }
+    Store s = new Store(from, block.retainedSlice((int) (from - blockStart), (int) (to - from)));
+    stores.add(s);
+    sink.store(s);
+  }
+
+  /**
+   * Makes sure no read-around store lands after this returns: cancels those not begun and waits
+   * for those storing. Called before an open, a close or a truncate is answered, since the
+   * kernel drops or cuts its cached pages after those, and an open that may write can then
+   * dirty pages a store would overwrite. Never called with the kernel holding a page of this
+   * file locked for the caller (a read or a write), and waits without holding this state's lock.
+   */
+  synchronized void quiesce() {
+    for (Store s : stores) {
+      s.cancelled |= !s.started;
+    }
+    // bounded: a store waits for a page that a READ holds locked, and that READ for a FUSE thread;
+    // were every FUSE thread an open of this file waiting here, none would come. Past the bound
+    // the store may land after the open: bytes read before it, what the kernel's own read racing
+    // an open may cache as well
+    long until = System.nanoTime() + QUIESCE_NS;
+    for (long left = QUIESCE_NS; storing > 0 && left > 0; left = until - System.nanoTime()) {
+      try {
+        wait(Math.max(1, left / 1_000_000));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  private static final long QUIESCE_NS = 2_000_000_000L;
+
+  /** Pages read around a jump on their way to the {@link PageSink}. */
+  final class Store implements PageSink.Pages {
+    private final long offset;
+    private final ByteBuf data;
+    private boolean started;
+    private boolean cancelled;
+
+    private Store(long offset, ByteBuf data) {
+      this.offset = offset;
+      this.data = data;
+    }
+
+    @Override
+    public long offset() {
+      return offset;
+    }
+
+    @Override
+    public ByteBuf data() {
+      return data;
+    }
+
+    @Override
+    public boolean begin() {
+      synchronized (FileState.this) {
+        if (cancelled) {
+          stores.remove(this);
+          return false;
+        }
+        started = true;
+        storing++;
+        return true;
+      }
+    }
+
+    @Override
+    public void end() {
+      synchronized (FileState.this) {
+        storing--;
+        stores.remove(this);
+        FileState.this.notifyAll();
+      }
+    }
   }
 
   /** The size and mtime to record now, or null if they are recorded. */

@@ -475,6 +475,7 @@ public final class FileSystemClient implements AutoCloseable {
     if (st == null) {
       return truncateData(a, size, killSetid);
     }
+    st.quiesce(); // no store of pages read around may land after the kernel cut its cache
     synchronized (st) {
       flush(st);
       Attr r = truncateData(a, size, killSetid);
@@ -704,6 +705,11 @@ public final class FileSystemClient implements AutoCloseable {
     return ReadAhead.first(data, hint.layout(), length, alloc);
   }
 
+  /** Whether an open with these flags may write (and so dirty the kernel's cached pages). */
+  private static boolean writable(int flags) {
+    return (flags & O_ACCMODE) != O_RDONLY;
+  }
+
   private OpenFile open(Attr a, int flags) {
     return open(a, flags, null);
   }
@@ -717,10 +723,11 @@ public final class FileSystemClient implements AutoCloseable {
     }
     FileState st = states.compute(a.handle(), (h, cur) -> {
       FileState s = cur != null ? cur : new FileState(a, data, (int) config.client().writeBehind(),
-          (int) config.client().readAhead(), timeout, alloc);
-      s.opened(a, first);
+          (int) config.client().readAhead(), config.client().readAround(), timeout, alloc);
+      s.opened(a, first, writable(flags));
       return s;
     });
+    st.quiesce(); // the kernel may drop its cached pages once the open is answered
     OpenFile f = new OpenFile(ids.incrementAndGet(), st, flags);
     openFiles.put(f.id(), f);
     counters.increment("open");
@@ -740,8 +747,16 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   public int read(OpenFile f, long offset, int length, ByteBuf dst) {
+    return read(f, offset, length, dst, null);
+  }
+
+  /**
+   * {@link #read(OpenFile, long, int, ByteBuf)}, with a {@code sink} for the pages around a small
+   * read that jumps (see {@link FileState#read(long, int, ByteBuf, PageSink)}; null: none).
+   */
+  public int read(OpenFile f, long offset, int length, ByteBuf dst, PageSink sink) {
     counters.increment("read");
-    int n = f.state().read(offset, length, dst);
+    int n = f.state().read(offset, length, dst, sink);
     counters.add("read.user-bytes", n);
     return n;
   }
@@ -984,7 +999,8 @@ public final class FileSystemClient implements AutoCloseable {
     try {
       flush(f.state());
     } finally {
-      states.computeIfPresent(f.state().handle, (h, st) -> st.closed() ? null : st);
+      f.state().quiesce();
+      states.computeIfPresent(f.state().handle, (h, st) -> st.closed(writable(f.flags())) ? null : st);
     }
   }
 

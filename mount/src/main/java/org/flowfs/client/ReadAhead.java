@@ -117,6 +117,28 @@ final class ReadAhead {
     }
   }
 
+  /** Whether a read at {@code offset} would jump: neither where the last one ended nor in a window. */
+  boolean jumps(long offset) {
+    return offset != lastEnd && !covered(offset);
+  }
+
+  /**
+   * Reads {@code [start, start + length)} straight from the servers into a new buffer, for a
+   * reader that asked for some of it and ends at {@code readerEnd}; the caller releases it.
+   */
+  ByteBuf block(long start, int length, long readerEnd) {
+    lastEnd = readerEnd;
+    ByteBuf b = alloc.directBuffer(length);
+    CompletableFuture<Void> ready = path.read(layout, start, length, b);
+    try {
+      Await.get(ready, timeout);
+      return b;
+    } catch (RuntimeException e) {
+      ready.whenComplete((v, err) -> b.release()); // not while an answer may still be written into it
+      throw e;
+    }
+  }
+
   private boolean covered(long offset) {
     Window w = windows.get(offset / window);
     return w != null;

@@ -9,6 +9,7 @@ import jnr.ffi.Runtime;
 import org.flowfs.client.Caller;
 import org.flowfs.client.FileSystemClient;
 import org.flowfs.client.OpenFile;
+import org.flowfs.client.PageSink;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
@@ -39,6 +40,8 @@ final class FlowFuse extends FuseStubFS {
   private final FuseOps ops;
   private final String name;
   private volatile Runnable onUnmount = () -> {};
+  /** Where reads put the pages they read around (null until the loop starts, and for no read-around). */
+  private volatile PageStore pages;
 
   FlowFuse(FileSystemClient fs, String name) {
     this.fs = fs;
@@ -57,6 +60,10 @@ final class FlowFuse extends FuseStubFS {
     Pointer mem = jnr.ffi.Struct.getMemory(fuseOperations);
     long at = StructOffsets.offsetOf(fuseOperations.flag_nullpath_ok);
     mem.putInt(at, mem.getInt(at) | (1 << 2));
+  }
+
+  void pageStore(PageStore p) {
+    this.pages = fs.config().client().readAround() > 0 ? p : null;
   }
 
   void onUnmount(Runnable r) {
@@ -277,7 +284,9 @@ final class FlowFuse extends FuseStubFS {
 
   @Override
   public int read(String path, Pointer buf, long size, long offset, FuseFileInfo fi) {
-    return ops.call("read", path, () -> fs.read(file(fi), offset, (int) size, wrap(buf, size).clear()));
+    PageStore p = pages;
+    PageSink sink = p == null ? null : p.forThisRead();
+    return ops.call("read", path, () -> fs.read(file(fi), offset, (int) size, wrap(buf, size).clear(), sink));
   }
 
   @Override

@@ -88,6 +88,15 @@ public final class FuseLoop {
    * is torn down (after an unmount), exceptionally if mounting failed.
    */
   public static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads) {
+    return start(ops, args, threads, null, null);
+  }
+
+  /**
+   * {@link #start(FuseOperations, List, int)}, and hands {@code onStore} the {@link PageStore} of
+   * this mount (counting in {@code counters}) before the first request is read.
+   */
+  static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads,
+      org.flowfs.common.Counters counters, java.util.function.Consumer<PageStore> onStore) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
     List<String> argv = new ArrayList<>(args);
@@ -106,6 +115,10 @@ public final class FuseLoop {
     long bufsize = Math.max(lib.fuse_chan_bufsize(ch), MAX_REQUEST + HEADER_ROOM);
     InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize);
     SetidKill kill = new SetidKill(init.libc(), rt, lib.fuse_chan_fd(ch));
+    PageStore pages = onStore == null ? null : new PageStore(init.libc(), rt, lib.fuse_chan_fd(ch), counters);
+    if (pages != null) {
+      onStore.accept(pages);
+    }
     List<Thread> workers = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
       Thread t = new Thread(() -> work(lib, rt, se, ch, init, kill, bufsize), "fuse-" + i);
@@ -120,6 +133,9 @@ public final class FuseLoop {
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
+      }
+      if (pages != null) {
+        pages.stop();
       }
       lib.fuse_teardown(fuse, mountpoint.getValue());
       done.complete(0);
@@ -157,6 +173,7 @@ public final class FuseLoop {
         init.process(lib, se, buf, mem);
       } else {
         boolean clearingWrite = SetidKill.before(mem);
+        PageStore.before(mem);
         lib.fuse_session_process_buf(se, buf, chp.getPointer(0));
         if (clearingWrite) {
           kill.written(mem);

@@ -58,6 +58,10 @@ public final class FuseMount implements AutoCloseable {
     o.add("use_ino");
     o.add("readdir_ino");
     o.add("auto_cache");
+    // auto_cache asks for the attributes at an open only when its own copy is older than this
+    // (by default attr_timeout): a file another client changed within a second of the last stat
+    // here kept its old pages. At 0 every open compares the attributes the open just fetched
+    o.add("ac_attr_timeout=0");
     o.add("default_permissions");
     o.add("attr_timeout=" + seconds(client.attrTimeout()));
     o.add("entry_timeout=" + seconds(client.entryTimeout()));
@@ -98,7 +102,7 @@ public final class FuseMount implements AutoCloseable {
       args.add(o);
     }
     args.add(mp.toString());
-    FuseLoop.start(fuse.operations(), args, FUSE_THREADS).whenComplete((v, e) -> {
+    FuseLoop.start(fuse.operations(), args, FUSE_THREADS, client.counters(), fuse::pageStore).whenComplete((v, e) -> {
       if (e != null) {
         m.loop.completeExceptionally(e);
       } else {

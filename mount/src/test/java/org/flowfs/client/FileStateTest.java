@@ -32,7 +32,7 @@ class FileStateTest {
 
   private FileState open(long size) {
     Attr a = attr(size, 1000);
-    st = new FileState(a, path, 64 * 1024, 128 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
     st.opened(a);
     return st;
   }
@@ -94,7 +94,7 @@ class FileStateTest {
   void opened_withTheFirstBytes_servesTheReadWithoutAnotherCall() {
     path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
     Attr a = attr(300, 1000);
-    st = new FileState(a, path, 64 * 1024, 128 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
     st.opened(a, ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT));
     assertEquals(1, path.reads().size());
     assertArrayEquals(WriteBehindTest.fill('a', 300), read(st, 0, 4096));
@@ -233,6 +233,51 @@ class FileStateTest {
       return ByteBufUtil.getBytes(dst);
     } finally {
       dst.release();
+    }
+  }
+
+  @Test
+  void readAround_offersTheBlockAroundAJump_notThePagesAskedFor_andNotWhileAnOpenMayWrite() {
+    byte[] data = new byte[256 * 1024];
+    new java.util.Random(1).nextBytes(data);
+    FileState w = open(0);
+    write(w, 0, data, 2000);
+    w.flushWrites();
+    Attr a = attr(data.length, 2000);
+    FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    r.opened(a, null, false);
+    java.util.List<PageSink.Pages> offered = new java.util.ArrayList<>();
+    try {
+      ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();
+      try {
+        assertEquals(100, r.read(98_400, 100, dst, offered::add)); // in page 24 (98,304) of block 1 (65,536..131,071)
+        assertArrayEquals(Arrays.copyOfRange(data, 98_400, 98_500), ByteBufUtil.getBytes(dst));
+      } finally {
+        dst.release();
+      }
+      assertEquals(2, offered.size(), "the block before and after the page asked for");
+      assertEquals(65_536, offered.get(0).offset());
+      assertArrayEquals(Arrays.copyOfRange(data, 65_536, 98_304), ByteBufUtil.getBytes(offered.get(0).data()));
+      assertEquals(102_400, offered.get(1).offset());
+      assertArrayEquals(Arrays.copyOfRange(data, 102_400, 131_072), ByteBufUtil.getBytes(offered.get(1).data()));
+      assertTrue(offered.get(0).begin(), "a store not cancelled may begin");
+      offered.get(0).end();
+      r.quiesce(); // an open or close comes: what has not begun must not
+      assertFalse(offered.get(1).begin());
+
+      r.opened(a, null, true);
+      ByteBuf d2 = ByteBufAllocator.DEFAULT.heapBuffer();
+      try {
+        assertEquals(4096, r.read(200_704, 4096, d2, offered::add));
+        assertArrayEquals(Arrays.copyOfRange(data, 200_704, 204_800), ByteBufUtil.getBytes(d2));
+      } finally {
+        d2.release();
+      }
+      assertEquals(2, offered.size(), "nothing offered while an open may write");
+      r.closed(true);
+    } finally {
+      offered.forEach(o -> o.data().release());
+      r.closed(false);
     }
   }
 }

@@ -10,15 +10,23 @@ import java.time.Duration;
  * @param cacheEntries most names and attributes the client caches
  * @param writeBehind dirty bytes buffered per open file before they are sent
  * @param readAhead bytes read ahead of a sequential reader
+ * @param readAround the aligned block a small read that jumps is widened to, the pages around the
+ *     ones asked for going into the kernel's page cache (mount only; 0: off)
  */
 public record ClientConfig(
-    Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead) {
+    Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead,
+    int readAround) {
   static ClientConfig from(ConfigSource s) {
+    long around = s.size("client.read-around", 64 << 10, 0, 4L << 20);
+    if (around % 4096 != 0) {
+      s.problem("key 'client.read-around' must be a multiple of 4KiB (the page size), or 0");
+    }
     return new ClientConfig(
         s.duration("client.attr-timeout", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1)),
         s.duration("client.entry-timeout", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1)),
         s.integer("client.cache-entries", 200_000, 0, 100_000_000),
         s.size("client.write-behind", 8L << 20, 0, 1L << 30),
-        s.size("client.read-ahead", 4L << 20, 0, 1L << 30));
+        s.size("client.read-ahead", 4L << 20, 0, 1L << 30),
+        (int) around);
   }
 }

@@ -46,7 +46,7 @@ class FlowFsConfigTest {
     assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
         Secret.of(SECRET)), c.rpc());
-    assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 4L << 20), c.client());
+    assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 4L << 20, 64 << 10), c.client());
     assertEquals("30s", c.effective().get("rpc.timeout"));
     assertEquals("16MiB", c.effective().get("rpc.max-frame"));
   }
@@ -82,6 +82,7 @@ class FlowFsConfigTest {
         "client.cache-entries = 1000",
         "client.write-behind = 0",
         "client.read-ahead = 256k",
+        "client.read-around = 0",
         "   # an indented comment",
         "");
     FlowFsConfig c = FlowFsConfig.parse("full.conf", text);
@@ -101,7 +102,7 @@ class FlowFsConfigTest {
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123")), c.rpc());
-    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10), c.client());
+    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0), c.client());
     assertEquals("(20 characters)", c.effective().get("fs.secret"), "the secret is masked");
     assertFalse(c.render().contains("0123456789abcdef"), "render never writes the secret");
     assertFalse(c.toString().contains("0123456789abcdef"), "nor does toString");
@@ -160,6 +161,8 @@ class FlowFsConfigTest {
     assertProblem(refused("rpc.max-frame = 2GiB"), "key 'rpc.max-frame': 2GiB is outside 1MiB..1GiB");
     assertProblem(refused("client.read-ahead = 9223372036854775807k"), "key 'client.read-ahead': ");
     assertProblem(refused("client.read-ahead = 99999999999999999999"), "key 'client.read-ahead': ");
+    assertProblem(refused("client.read-around = 6k"), "key 'client.read-around' must be a multiple of 4KiB");
+    assertProblem(refused("client.read-around = 8MiB"), "key 'client.read-around': 8MiB is outside 0..4MiB");
   }
 
   @Test

@@ -1,0 +1,124 @@
+package org.flowfs.fuse;
+
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.LinkedBlockingQueue;
+import jnr.ffi.Memory;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+import org.flowfs.client.PageSink;
+import org.flowfs.common.Counters;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Puts the pages FlowFS read around a random read into the kernel's page cache of the file, with
+ * FUSE_NOTIFY_STORE written to the FUSE device, on one thread of its own ({@code fuse-store}):
+ * the kernel locks each page before it copies our bytes into it, and a page may be locked by a
+ * request that only a FUSE thread can answer, so no FUSE thread may wait for a store.
+ * {@code FileState} decides what may be stored and when it must no longer be; this class only
+ * carries it out. Counters {@code read-around.{stores,bytes,failed}}.
+ */
+final class PageStore {
+  private static final Logger LOG = LoggerFactory.getLogger(PageStore.class);
+  /** fuse_in_header.nodeid, and the opcode whose node a store may be for. */
+  private static final int IN_NODEID = 16;
+  private static final int FUSE_READ = 15;
+  /** fuse_out_header (len, error = the notify code, unique 0) + fuse_notify_store_out (nodeid, offset, size, padding). */
+  private static final int FUSE_NOTIFY_STORE = 4;
+  private static final int HEADER = 16 + 24;
+  /** The node of the READ the calling FUSE thread is processing, or 0. */
+  private static final ThreadLocal<long[]> NODE = ThreadLocal.withInitial(() -> new long[1]);
+
+  private record Job(long node, PageSink.Pages store) {}
+
+  private final InitChannel.LibC libc;
+  private final Runtime rt;
+  private final int fd;
+  private final Counters counters;
+  private final LinkedBlockingQueue<Job> queue = new LinkedBlockingQueue<>();
+  private final Thread thread;
+  private volatile boolean stopped;
+  private Pointer out;
+
+  PageStore(InitChannel.LibC libc, Runtime rt, int fd, Counters counters) {
+    this.libc = libc;
+    this.rt = rt;
+    this.fd = fd;
+    this.counters = counters;
+    this.thread = new Thread(this::run, "fuse-store");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  /** Before the calling FUSE thread processes the request at {@code mem}: notes a READ's node. */
+  static void before(Pointer mem) {
+    NODE.get()[0] = mem.getInt(InitChannel.IN_OPCODE) == FUSE_READ ? mem.getLong(IN_NODEID) : 0;
+  }
+
+  /** A sink for the file of the READ the calling FUSE thread is processing; null if it is not processing one. */
+  PageSink forThisRead() {
+    long node = NODE.get()[0];
+    if (node == 0 || stopped) {
+      return null;
+    }
+    return s -> queue.add(new Job(node, s));
+  }
+
+  /** Stops storing; what is queued is dropped (its files' states cancel it at their next open or close). */
+  void stop() {
+    stopped = true;
+    thread.interrupt();
+  }
+
+  private void run() {
+    try {
+      while (!stopped) {
+        Job j = queue.take();
+        try {
+          if (j.store.begin()) {
+            try {
+              write(j.node, j.store.offset(), j.store.data());
+            } finally {
+              j.store.end();
+            }
+          }
+        } finally {
+          j.store.data().release();
+        }
+      }
+    } catch (InterruptedException e) {
+      // stopped
+    }
+    for (Job j; (j = queue.poll()) != null; ) {
+      j.store.data().release();
+    }
+  }
+
+  private void write(long node, long offset, ByteBuf data) {
+    int n = data.readableBytes();
+    if (out == null || out.size() < HEADER + n) {
+      out = Memory.allocateDirect(rt, HEADER + Math.max(n, 1 << 20));
+    }
+    out.putInt(0, HEADER + n);
+    out.putInt(4, FUSE_NOTIFY_STORE);
+    out.putLong(8, 0);
+    out.putLong(16, node);
+    out.putLong(24, offset);
+    out.putInt(32, n);
+    out.putInt(36, 0);
+    if (data.hasMemoryAddress()) {
+      out.transferFrom(HEADER, Pointer.wrap(rt, data.memoryAddress() + data.readerIndex()), 0, n);
+    } else {
+      byte[] b = new byte[n];
+      data.getBytes(data.readerIndex(), b);
+      out.put(HEADER, b, 0, n);
+    }
+    if (libc.write(fd, out, HEADER + n) < 0) {
+      counters.increment("read-around.failed"); // the kernel forgot the node (ENOENT), say: a later read asks again
+      LOG.debug("storing {} bytes at {} of node {} failed: errno {}", n, offset, node, rt.getLastError());
+      return;
+    }
+    counters.increment("read-around.stores");
+    counters.add("read-around.bytes", n);
+  }
+}

@@ -1,0 +1,126 @@
+package org.flowfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Random reads through the mount: a small read that jumps reads its whole 64 KiB block (the
+ * default {@code client.read-around}) and the kernel's page cache gets the rest of the block, so
+ * the next reads there never reach FlowFS; never while an open of the file may write, and never
+ * so that a later open, truncate or another client's change shows old bytes.
+ */
+class ReadAroundTest {
+  static EmbeddedDeployment fs;
+  static Path m;
+  static final int SIZE = 1 << 20;
+  static final int PAGES = SIZE / 4096;
+
+  @BeforeAll
+  static void up(@TempDir Path tmp) throws Exception {
+    fs = new EmbeddedDeployment(tmp, 4);
+    m = fs.mountPoint();
+  }
+
+  @AfterAll
+  static void down() {
+    if (fs != null) {
+      fs.close();
+    }
+  }
+
+  private static long client(String counter) {
+    return fs.client().counters().get(counter);
+  }
+
+  private static byte[] randomFile(String name, long seed) throws Exception {
+    byte[] data = new byte[SIZE];
+    new Random(seed).nextBytes(data);
+    Files.write(m.resolve(name), data);
+    Sh.ok(m, "echo 3 > /proc/sys/vm/drop_caches");
+    return data;
+  }
+
+  /**
+   * Python reading every page of {@code name} once, 4 KiB at a time in a shuffled order, through
+   * an open with {@code flags}; prints the pages' bytes in file order, as hex.
+   */
+  private static byte[] readShuffled(String name, String flags) {
+    String py = "import os,random,sys\n"
+        + "fd=os.open('" + name + "'," + flags + ")\n"
+        + "pages=list(range(" + PAGES + ")); random.Random(7).shuffle(pages)\n"
+        + "got=[None]*" + PAGES + "\n"
+        + "for p in pages: got[p]=os.pread(fd,4096,p*4096)\n"
+        + "sys.stdout.write(b''.join(got).hex())\n";
+    return hex(Sh.ok(m, "/usr/bin/python3 -c \"" + py.replace("\"", "\\\"") + "\""));
+  }
+
+  private static byte[] hex(String s) {
+    s = s.strip();
+    byte[] b = new byte[s.length() / 2];
+    for (int i = 0; i < b.length; i++) {
+      b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+    }
+    return b;
+  }
+
+  @Test
+  void randomReads_areAnsweredFromTheBlocksReadAround() throws Exception {
+    byte[] data = randomFile("around.bin", 1);
+    long reads = client("fuse.read");
+    long stores = client("read-around.stores");
+    assertArrayEquals(data, readShuffled("around.bin", "os.O_RDONLY"));
+    long fuseReads = client("fuse.read") - reads;
+    // 16 blocks of 64 KiB: without read-around each of the 256 pages is a FUSE read of its own
+    assertTrue(fuseReads <= PAGES / 4, "256 random page reads took " + fuseReads + " FUSE reads");
+    assertTrue(client("read-around.stores") - stores >= 16, "pages stored around the misses");
+  }
+
+  @Test
+  void anOpenThatMayWrite_turnsReadAroundOff() throws Exception {
+    byte[] data = randomFile("writable.bin", 2);
+    long reads = client("fuse.read");
+    long stores = client("read-around.stores");
+    assertArrayEquals(data, readShuffled("writable.bin", "os.O_RDWR"));
+    assertEquals(0, client("read-around.stores") - stores, "nothing stored while a writable open exists");
+    assertTrue(client("fuse.read") - reads >= PAGES / 2, "pages read by FlowFS one by one: " + (client("fuse.read") - reads));
+  }
+
+  @Test
+  void truncateThenExtend_showsZeros_notPagesReadAround() throws Exception {
+    byte[] data = randomFile("cut.bin", 3);
+    // one process: reads at random (pages stored around), truncates by path with the file still
+    // open, extends it with one byte at the end, and reads everything again
+    String py = "import os,random,sys\n"
+        + "fd=os.open('cut.bin',os.O_RDONLY)\n"
+        + "for p in random.Random(9).sample(range(" + PAGES + "),64): os.pread(fd,4096,p*4096)\n"
+        + "os.truncate('cut.bin',4096)\n"
+        + "w=os.open('cut.bin',os.O_WRONLY); os.pwrite(w,b'x'," + (SIZE - 1) + "); os.close(w)\n"
+        + "sys.stdout.write(os.pread(fd," + SIZE + ",0).hex())\n";
+    byte[] got = hex(Sh.ok(m, "/usr/bin/python3 -c \"" + py.replace("\"", "\\\"") + "\""));
+    byte[] want = new byte[SIZE];
+    System.arraycopy(data, 0, want, 0, 4096);
+    want[SIZE - 1] = 'x';
+    assertArrayEquals(want, got);
+  }
+
+  @Test
+  void anotherClientsChange_showsAtTheNextOpen() throws Exception {
+    randomFile("shared.bin", 4);
+    readShuffled("shared.bin", "os.O_RDONLY"); // the mount's page cache now holds the whole file
+    byte[] next = new byte[SIZE];
+    new Random(5).nextBytes(next);
+    try (OtherClient other = new OtherClient(fs)) {
+      other.overwrite("/shared.bin", next);
+    }
+    assertArrayEquals(next, readShuffled("shared.bin", "os.O_RDONLY"), "close-to-open: the new bytes");
+  }
+}
