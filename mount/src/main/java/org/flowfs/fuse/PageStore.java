@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * the kernel locks each page before it copies our bytes into it, and a page may be locked by a
  * request that only a FUSE thread can answer, so no FUSE thread may wait for a store.
  * {@code FileState} decides what may be stored and when it must no longer be; this class only
- * carries it out. Counters {@code read-around.{stores,bytes,failed}}.
+ * carries it out. Counters {@code read-around.{stores,bytes,failed,dropped}}.
  */
 final class PageStore {
   private static final Logger LOG = LoggerFactory.getLogger(PageStore.class);
@@ -26,6 +26,8 @@ final class PageStore {
   /** fuse_out_header (len, error = the notify code, unique 0) + fuse_notify_store_out (nodeid, offset, size, padding). */
   private static final int FUSE_NOTIFY_STORE = 4;
   private static final int HEADER = 16 + 24;
+  /** Stores waiting at most (with 64 KiB blocks, 16 MiB); past that new ones are dropped. */
+  private static final int MAX_QUEUED = 512;
   /** The node of the READ the calling FUSE thread is processing, or 0. */
   private static final ThreadLocal<long[]> NODE = ThreadLocal.withInitial(() -> new long[1]);
 
@@ -61,7 +63,17 @@ final class PageStore {
     if (node == 0 || stopped) {
       return null;
     }
-    return s -> queue.add(new Job(node, s));
+    return s -> {
+      if (queue.size() >= MAX_QUEUED) { // the store thread is behind: these pages are not worth waiting for
+        if (s.begin()) {
+          s.end();
+        }
+        s.data().release();
+        counters.increment("read-around.dropped");
+        return;
+      }
+      queue.add(new Job(node, s));
+    };
   }
 
   /** Stops storing; what is queued is dropped (its files' states cancel it at their next open or close). */
