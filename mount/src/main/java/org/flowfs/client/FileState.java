@@ -3,8 +3,6 @@ package org.flowfs.client;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
@@ -35,11 +33,11 @@ final class FileState {
   private int writableOpens;
   /** The block a small read that jumps is widened to (0: never). */
   private final int around;
-  /** Read-around stores handed to the page sink that have not ended; how many of them are storing. */
-  private final List<Store> stores = new ArrayList<>();
+  /** Counts {@link #quiesce()} calls: a store offered before the last one may no longer begin. */
+  private long epoch;
+  /** Read-around stores begun and not ended. */
   private int storing;
   private static final int PAGE = 4096;
-
   FileState(Attr attr, DataPath path, int writeBehind, int readAhead, int readAround, Duration timeout,
       ByteBufAllocator alloc) {
     this.around = readAround;
@@ -79,14 +77,14 @@ final class FileState {
     }
   }
 
-  /** Returns true when this was the last open. */
+  /** A read-only open with its first bytes (see {@link #opened(Attr, ReadAhead.Window, boolean)}). */
+  synchronized void opened(Attr fresh, ReadAhead.Window first) {
+    opened(fresh, first, false);
+  }
+
   /** Returns true when this was the last open (of one that could write). */
   synchronized boolean closed() {
     return closed(true);
-  }
-
-  synchronized void opened(Attr fresh, ReadAhead.Window first) {
-    opened(fresh, first, false);
   }
 
   /** Returns true when this was the last open. */
@@ -165,9 +163,7 @@ final class FileState {
     if (to <= from) {
       return;
     }
-    Store s = new Store(from, block.retainedSlice((int) (from - blockStart), (int) (to - from)));
-    stores.add(s);
-    sink.store(s);
+    sink.store(new Store(from, block.retainedSlice((int) (from - blockStart), (int) (to - from)), epoch));
   }
 
   /**
@@ -178,9 +174,7 @@ final class FileState {
    * file locked for the caller (a read or a write), and waits without holding this state's lock.
    */
   synchronized void quiesce() {
-    for (Store s : stores) {
-      s.cancelled |= !s.started;
-    }
+    epoch++;
     // bounded: a store waits for a page that a READ holds locked, and that READ for a FUSE thread;
     // were every FUSE thread an open of this file waiting here, none would come. Past the bound
     // the store may land after the open: bytes read before it, what the kernel's own read racing
@@ -202,12 +196,12 @@ final class FileState {
   final class Store implements PageSink.Pages {
     private final long offset;
     private final ByteBuf data;
-    private boolean started;
-    private boolean cancelled;
+    private final long offered;
 
-    private Store(long offset, ByteBuf data) {
+    private Store(long offset, ByteBuf data, long offered) {
       this.offset = offset;
       this.data = data;
+      this.offered = offered;
     }
 
     @Override
@@ -223,11 +217,9 @@ final class FileState {
     @Override
     public boolean begin() {
       synchronized (FileState.this) {
-        if (cancelled) {
-          stores.remove(this);
+        if (offered != epoch) {
           return false;
         }
-        started = true;
         storing++;
         return true;
       }
@@ -237,7 +229,6 @@ final class FileState {
     public void end() {
       synchronized (FileState.this) {
         storing--;
-        stores.remove(this);
         FileState.this.notifyAll();
       }
     }

@@ -65,9 +65,6 @@ final class PageStore {
     }
     return s -> {
       if (queue.size() >= MAX_QUEUED) { // the store thread is behind: these pages are not worth waiting for
-        if (s.begin()) {
-          s.end();
-        }
         s.data().release();
         counters.increment("read-around.dropped");
         return;
