@@ -51,10 +51,15 @@ final class Inode {
     ctimeNs = nowNs;
   }
 
-  /** A directory's contents changed: mtime and ctime become {@code nowNs}. */
+  /**
+   * A directory's contents changed: mtime and ctime become {@code nowNs}; the ctime one nanosecond
+   * past the one it had when that is not earlier (two changes stamped with the same clock reading,
+   * or a clock set back). Every change of a directory's entries leaves it a ctime of its own, so a
+   * client that saw the ctime before its change knows whether another change came between.
+   */
   void touchContents(long nowNs) {
     mtimeNs = nowNs;
-    ctimeNs = nowNs;
+    ctimeNs = Math.max(nowNs, ctimeNs + 1);
   }
 
   Attr toAttr() {

@@ -184,16 +184,17 @@ public final class MetaServer implements AutoCloseable {
       store.sync();
       return OkResp.INSTANCE;
     });
-    t.async(CreateReq.class, Access.MODIFY, (q, ctx) -> create(q).thenApply(EntryResp::new));
+    t.async(CreateReq.class, Access.MODIFY, (q, ctx) -> create(q).thenApply(MetaServer::entryResp));
     t.async(SymlinkReq.class, Access.MODIFY, (q, ctx) ->
-        store.create(q.parent(), q.name(), new MetadataStore.NewObject(FileType.SYMLINK, 0777, q.uid(), q.gid(), 0, null, q.target()), now())
-            .thenApply(EntryResp::new));
-    t.async(LinkReq.class, Access.MODIFY, (q, ctx) -> store.link(q.target(), q.parent(), q.name(), now()).thenApply(EntryResp::new));
+        store.createEntry(q.parent(), q.name(), new MetadataStore.NewObject(FileType.SYMLINK, 0777, q.uid(), q.gid(), 0, null, q.target()), now())
+            .thenApply(MetaServer::entryResp));
+    t.async(LinkReq.class, Access.MODIFY, (q, ctx) ->
+        store.linkEntry(q.target(), q.parent(), q.name(), now()).thenApply(MetaServer::entryResp));
     t.async(RemoveReq.class, Access.MODIFY, (q, ctx) -> store.remove(q.parent(), q.name(), q.directory(), now()).thenApply(r -> {
       if (r.gone() && r.attr().layout() != null) {
         reaper.reap(r.attr().handle(), r.attr().layout().datafiles());
       }
-      return new RemoveResp(r.attr().handle(), r.gone(), r.attr().ctimeNs()); // stamped like the parent
+      return new RemoveResp(r.attr().handle(), r.gone(), r.attr().ctimeNs(), r.parentWasNs()); // stamped like the parent
     }));
     t.async(RenameReq.class, Access.MODIFY, (q, ctx) ->
         store.rename(q.srcParent(), q.srcName(), q.dstParent(), q.dstName(), q.flags(), now()).thenApply(r -> {
@@ -256,10 +257,14 @@ public final class MetaServer implements AutoCloseable {
     });
   }
 
+  private static EntryResp entryResp(MetadataStore.NewEntry e) {
+    return new EntryResp(e.attr(), e.parentWasNs());
+  }
+
   /** Creates an object; a regular file gets its datafiles from the pools first. */
-  private CompletableFuture<Attr> create(CreateReq q) {
+  private CompletableFuture<MetadataStore.NewEntry> create(CreateReq q) {
     if (q.type() != FileType.REGULAR) {
-      return store.create(q.parent(), q.name(),
+      return store.createEntry(q.parent(), q.name(),
           new MetadataStore.NewObject(q.type(), q.mode(), q.uid(), q.gid(), q.rdev(), null, null), now());
     }
     if (q.dist() == null && q.servers() == 0) {
@@ -283,7 +288,7 @@ public final class MetaServer implements AutoCloseable {
   }
 
   /** Creates a regular file laid out by the request, else {@code stripe} (may be null), else the config. */
-  private CompletableFuture<Attr> createFile(CreateReq q, DirStripe stripe) {
+  private CompletableFuture<MetadataStore.NewEntry> createFile(CreateReq q, DirStripe stripe) {
     int n = config.ioServers().size();
     DistSpec dist = q.dist() != null ? q.dist()
         : stripe != null && stripe.stripSize() > 0 ? new SimpleStripe(stripe.stripSize()).spec()
@@ -312,7 +317,7 @@ public final class MetaServer implements AutoCloseable {
         throw new FsException(Errno.EIO, "cannot reserve datafiles: " + Errno.unwrap(err).getMessage());
       }
       return hs;
-    }).thenCompose(hs -> store.create(q.parent(), q.name(),
+    }).thenCompose(hs -> store.createEntry(q.parent(), q.name(),
         new MetadataStore.NewObject(FileType.REGULAR, q.mode(), q.uid(), q.gid(), 0, new Layout(dist, hs), null), now())
         .whenComplete((a, err) -> {
           if (err != null) {

@@ -88,7 +88,12 @@ public interface MetadataStore extends AutoCloseable {
    *
    * @throws org.flowfs.common.FsException EEXIST, ENOENT (parent), ENOTDIR (parent)
    */
-  CompletableFuture<Attr> create(Handle parent, String name, NewObject obj, long nowNs);
+  default CompletableFuture<Attr> create(Handle parent, String name, NewObject obj, long nowNs) {
+    return createEntry(parent, name, obj, nowNs).thenApply(NewEntry::attr);
+  }
+
+  /** {@link #create}, with the parent's ctime before the change. */
+  CompletableFuture<NewEntry> createEntry(Handle parent, String name, NewObject obj, long nowNs);
 
   /**
    * A new name for an existing non-directory: nlink grows by one, its ctime and the parent's
@@ -96,7 +101,12 @@ public interface MetadataStore extends AutoCloseable {
    *
    * @throws org.flowfs.common.FsException EEXIST, ENOENT, ENOTDIR, EPERM (target is a directory)
    */
-  CompletableFuture<Attr> link(Handle target, Handle parent, String name, long nowNs);
+  default CompletableFuture<Attr> link(Handle target, Handle parent, String name, long nowNs) {
+    return linkEntry(target, parent, name, nowNs).thenApply(NewEntry::attr);
+  }
+
+  /** {@link #link}, with the parent's ctime before the change. */
+  CompletableFuture<NewEntry> linkEntry(Handle target, Handle parent, String name, long nowNs);
 
   /**
    * Removes a name: {@code directory} true is rmdir, false is unlink. The object loses a link;
@@ -177,8 +187,17 @@ public interface MetadataStore extends AutoCloseable {
    */
   record SetAttr(int mask, int mode, int uid, int gid, long size, long atimeNs, long mtimeNs) {}
 
-  /** The removed object's attributes (nlink already decremented) and whether it is gone. */
-  record Removed(Attr attr, boolean gone) {}
+  /**
+   * A new name's object and its directory's ctime before the change (the ctime after it is the
+   * object's: the server stamps both with the same time).
+   */
+  record NewEntry(Attr attr, long parentWasNs) {}
+
+  /**
+   * The removed object's attributes (nlink already decremented), whether it is gone, and its
+   * directory's ctime before the change.
+   */
+  record Removed(Attr attr, boolean gone, long parentWasNs) {}
 
   /** The moved object, and the replaced one (null if none) with whether it is gone. */
   record Renamed(Attr moved, Attr replaced, boolean replacedGone) {}

@@ -15,6 +15,7 @@ import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
 import org.flowfs.meta.MetadataStore.Counts;
 import org.flowfs.meta.MetadataStore.DirPage;
+import org.flowfs.meta.MetadataStore.NewEntry;
 import org.flowfs.meta.MetadataStore.NewObject;
 import org.flowfs.meta.MetadataStore.Removed;
 import org.flowfs.meta.MetadataStore.Renamed;
@@ -154,7 +155,7 @@ final class Namespace {
 
   // ---- mutations ------------------------------------------------------------------------------
 
-  Attr create(Handle parentHandle, String name, NewObject obj, long nowNs) {
+  NewEntry create(Handle parentHandle, String name, NewObject obj, long nowNs) {
     Names.checkNew(name);
     byte[] target = checkNewObject(obj);
     Inode parent = loadDir(parentHandle);
@@ -202,13 +203,14 @@ final class Namespace {
     if (dir) {
       parent.nlink++;
     }
+    long parentWas = parent.ctimeNs;
     parent.touchContents(nowNs);
     store(parent);
     count(1, dir ? 1 : 0);
-    return n.toAttr();
+    return new NewEntry(n.toAttr(), parentWas);
   }
 
-  Attr link(Handle target, Handle parentHandle, String name, long nowNs) {
+  NewEntry link(Handle target, Handle parentHandle, String name, long nowNs) {
     Names.checkNew(name);
     Inode n = load(target);
     Inode parent = loadDir(parentHandle);
@@ -226,9 +228,10 @@ final class Namespace {
     n.nlink++;
     n.ctimeNs = nowNs;
     store(n);
+    long parentWas = parent.ctimeNs;
     parent.touchContents(nowNs);
     store(parent);
-    return n.toAttr();
+    return new NewEntry(n.toAttr(), parentWas);
   }
 
   Removed remove(Handle parentHandle, String name, boolean directory, long nowNs) {
@@ -253,10 +256,11 @@ final class Namespace {
     if (n.isDir()) {
       parent.nlink--;
     }
+    long parentWas = parent.ctimeNs;
     parent.touchContents(nowNs);
     store(parent);
     boolean gone = dropLink(n, nowNs);
-    return new Removed(n.toAttr(), gone);
+    return new Removed(n.toAttr(), gone, parentWas);
   }
 
   Renamed rename(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long nowNs) {

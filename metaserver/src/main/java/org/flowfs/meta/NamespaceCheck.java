@@ -423,7 +423,7 @@ final class NamespaceCheck {
     if (lostFound == NEW_LOST_FOUND) {
       // first, while nothing has changed: it may fail (EMLINK) like any create
       NewObject dir = new NewObject(FileType.DIRECTORY, 0700, 0, 0, 0, null, null);
-      Attr a = ns.create(Handle.ROOT, lostFoundName, dir, nowNs);
+      Attr a = ns.create(Handle.ROOT, lostFoundName, dir, nowNs).attr();
       lf = a.handle().id();
     } else {
       lf = lostFound >= 0 ? handles[lostFound] : 0;

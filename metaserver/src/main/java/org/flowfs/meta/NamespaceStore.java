@@ -156,13 +156,13 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   // ---- mutations ------------------------------------------------------------------------------
 
   @Override
-  public CompletableFuture<Attr> create(Handle parent, String name, NewObject obj, long nowNs) {
+  public CompletableFuture<NewEntry> createEntry(Handle parent, String name, NewObject obj, long nowNs) {
     Objects.requireNonNull(parent, "parent");
     return mutate(ns -> ns.create(parent, name, obj, nowNs));
   }
 
   @Override
-  public CompletableFuture<Attr> link(Handle target, Handle parent, String name, long nowNs) {
+  public CompletableFuture<NewEntry> linkEntry(Handle target, Handle parent, String name, long nowNs) {
     Objects.requireNonNull(target, "target");
     Objects.requireNonNull(parent, "parent");
     return mutate(ns -> ns.link(target, parent, name, nowNs));

@@ -57,7 +57,12 @@ abstract class MetadataStoreContract {
       List.of(Handle.of(2, 7), Handle.of(3, 9)));
 
   MetadataStore store;
-  private final java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_700_000_000_000_000_000L);
+  /**
+   * The clock the tests stamp changes with: a day ahead of the wall clock the store stamps its
+   * root with, so that the root's first change is later (a directory's ctime never goes back).
+   */
+  private final java.util.concurrent.atomic.AtomicLong clock =
+      new java.util.concurrent.atomic.AtomicLong((System.currentTimeMillis() + 86_400_000L) * 1_000_000L);
 
   /** A fresh, empty store. */
   abstract MetadataStore open();
@@ -201,6 +206,38 @@ abstract class MetadataStoreContract {
     assertEquals(3, attr(d.handle()).nlink());
     assertEquals(later, attr(d.handle()).mtimeNs());
     assertEquals(3, attr(ROOT).nlink());
+  }
+
+  @Test
+  void entryChanges_returnTheParentsCtimeBefore() {
+    Attr d = mkdir(ROOT, "d");
+    long t1 = tick();
+    MetadataStore.NewEntry made = join(store.createEntry(d.handle(), "f", obj(FileType.REGULAR, 0600), t1));
+    assertEquals(d.ctimeNs(), made.parentWasNs());
+    assertEquals(t1, made.attr().ctimeNs());
+    long t2 = tick();
+    MetadataStore.NewEntry linked = join(store.linkEntry(made.attr().handle(), d.handle(), "g", t2));
+    assertEquals(t1, linked.parentWasNs());
+    long t3 = tick();
+    MetadataStore.Removed removed = join(store.remove(d.handle(), "f", false, t3));
+    assertEquals(t2, removed.parentWasNs());
+    assertEquals(t3, attr(d.handle()).ctimeNs());
+  }
+
+  @Test
+  void entryChanges_leaveTheParentACtimeOfTheirOwn() {
+    Attr d = mkdir(ROOT, "d");
+    long same = tick();
+    MetadataStore.NewEntry a = join(store.createEntry(d.handle(), "a", obj(FileType.REGULAR, 0600), same));
+    MetadataStore.NewEntry b = join(store.createEntry(d.handle(), "b", obj(FileType.REGULAR, 0600), same));
+    assertEquals(d.ctimeNs(), a.parentWasNs());
+    assertEquals(same, b.parentWasNs());
+    assertEquals(same + 1, attr(d.handle()).ctimeNs()); // the same clock reading twice
+    assertEquals(same, attr(d.handle()).mtimeNs());
+    MetadataStore.Removed r = join(store.remove(d.handle(), "a", false, same - 5)); // a clock set back
+    assertEquals(same + 1, r.parentWasNs());
+    assertEquals(same + 2, attr(d.handle()).ctimeNs());
+    assertEquals(same - 5, attr(d.handle()).mtimeNs());
   }
 
   @Test

@@ -40,11 +40,11 @@ class NamespaceCheckTest {
   }
 
   private Attr mkdir(Handle parent, String name) {
-    return ns.create(parent, name, new NewObject(FileType.DIRECTORY, 0755, 1, 1, 0, null, null), NOW);
+    return ns.create(parent, name, new NewObject(FileType.DIRECTORY, 0755, 1, 1, 0, null, null), NOW).attr();
   }
 
   private Attr file(Handle parent, String name) {
-    return ns.create(parent, name, new NewObject(FileType.REGULAR, 0644, 1, 1, 0, LAYOUT, null), NOW);
+    return ns.create(parent, name, new NewObject(FileType.REGULAR, 0644, 1, 1, 0, LAYOUT, null), NOW).attr();
   }
 
   private static byte[] key(Handle dir, String name) {

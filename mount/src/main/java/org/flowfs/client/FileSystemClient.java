@@ -86,6 +86,7 @@ public final class FileSystemClient implements AutoCloseable {
   private static final int O_ACCMODE = 03;
   private static final int O_RDONLY = 0;
   private static final int O_TRUNC = 01000;
+  private static final int O_EXCL = 0200;
   private static final int READDIR_PAGE = 1024;
 
   private final FlowFsConfig config;
@@ -103,6 +104,8 @@ public final class FileSystemClient implements AutoCloseable {
 
   private record XattrKey(Handle handle, String name) {}
   private final NameCache names;
+  /** Directories whose every name this client knows: a name they lack is ENOENT without a lookup. */
+  private final DirContents contents;
   private final StatAhead statAhead;
   private final DataPath data;
   private final FlowInterface flows;
@@ -122,6 +125,7 @@ public final class FileSystemClient implements AutoCloseable {
     int entries = Math.max(1, config.client().cacheEntries());
     this.attrs = new AttrCache(config.client().attrTimeout(), entries);
     this.names = new NameCache(config.client().entryTimeout(), entries);
+    this.contents = new DirContents(config.client().entryTimeout());
     this.statAhead = new StatAhead(config.client().entryTimeout(), 1024);
     this.noXattrs = Caches.expiring(config.client().attrTimeout(), entries);
     this.absentXattrs = Caches.expiring(config.client().attrTimeout(), entries);
@@ -268,6 +272,7 @@ public final class FileSystemClient implements AutoCloseable {
       String name = path.substring(i, j);
       if (uncached) {
         names.invalidate(h, name);
+        contents.forget(h);
       }
       h = child(h, name);
       i = j;
@@ -280,6 +285,10 @@ public final class FileSystemClient implements AutoCloseable {
     Handle h = names.get(dir, name);
     if (h != null) {
       return h;
+    }
+    if (contents.absent(dir, name)) {
+      counters.increment("meta.lookup.known-absent");
+      throw new FsException(Errno.ENOENT, name);
     }
     counters.increment("meta.lookup");
     Attr a = meta(new LookupReq(dir, name)).attr();
@@ -507,6 +516,31 @@ public final class FileSystemClient implements AutoCloseable {
     return p;
   }
 
+  /**
+   * Asks the metadata server for a new entry {@code name} in {@code parent} (a create, symlink or
+   * link) and caches what the answer says: the object, the name, the parent's new times and, when
+   * this client knows all of the parent's names, the one added.
+   */
+  private Attr newEntry(Handle parent, String name, Req<EntryResp> q) {
+    long asked = System.nanoTime();
+    EntryResp r;
+    try {
+      r = meta(q);
+    } catch (RuntimeException e) {
+      contents.forget(parent); // EEXIST: another client's name; or it is not known what happened
+      throw e;
+    }
+    Attr a = r.attr();
+    contents.changed(parent, name, true, r.parentWasNs(), a.ctimeNs(), asked);
+    if (a.isDir()) {
+      contents.made(a.handle(), a.ctimeNs(), asked);
+    }
+    if (q instanceof LinkReq) {
+      return created(parent, name, a);
+    }
+    return createdNew(parent, name, a);
+  }
+
   private Attr created(Handle parent, String name, Attr a) {
     names.put(parent, name, a.handle());
     attrs.put(a);
@@ -526,8 +560,7 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = parentOf(s);
     counters.increment("meta.mkdir");
-    Attr a = meta(new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0)).attr();
-    return createdNew(p, s.name(), a);
+    return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0));
   }
 
   /** Creates a regular file, FIFO, socket or device node ({@code mode} carries the type bits). */
@@ -539,8 +572,7 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = parentOf(s);
     counters.increment("meta.create");
-    Attr a = meta(new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0)).attr();
-    return createdNew(p, s.name(), a);
+    return newEntry(p, s.name(), new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0));
   }
 
   /** Creates a regular file and opens it. */
@@ -551,21 +583,46 @@ public final class FileSystemClient implements AutoCloseable {
   /**
    * Creates a regular file laid out by {@code dist} over {@code servers} I/O servers (null and 0:
    * the file system's defaults) and opens it.
+   *
+   * <p>Without {@code O_EXCL}, a name that exists by now is opened as the kernel opens an existing
+   * file: the kernel asks to create only after a lookup found nothing, and another client may have
+   * made the name since (or made it within the entry timeout of this client's last change of a
+   * directory whose names it knows, see {@link DirContents}).
    */
   public OpenFile create(String path, int mode, int flags, Caller c, DistSpec dist, int servers) {
     Split s = split(path);
     Handle p = parentOf(s);
     counters.increment("meta.create");
-    Attr a = meta(new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers)).attr();
-    return open(createdNew(p, s.name(), a), flags);
+    try {
+      return open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers)), flags);
+    } catch (FsException e) {
+      if (e.errno() != Errno.EEXIST || (flags & O_EXCL) != 0) {
+        throw e;
+      }
+    }
+    counters.increment("meta.create.existed");
+    Attr a = fresh(resolve(path, true));
+    if (a.isDir()) {
+      throw new FsException(Errno.EISDIR, path);
+    }
+    OpenAccess.check(a, c, flags);
+    OpenFile f = open(a, flags);
+    if ((flags & O_TRUNC) != 0) {
+      try {
+        truncate(f, 0, c.uid() != 0);
+      } catch (RuntimeException e) {
+        release(f);
+        throw e;
+      }
+    }
+    return f;
   }
 
   public Attr symlink(String target, String path, Caller c) {
     Split s = split(path);
     Handle p = parentOf(s);
     counters.increment("meta.symlink");
-    Attr a = meta(new SymlinkReq(p, s.name(), target, c.uid(), c.gid())).attr();
-    return createdNew(p, s.name(), a);
+    return newEntry(p, s.name(), new SymlinkReq(p, s.name(), target, c.uid(), c.gid()));
   }
 
   public String readlink(String path) {
@@ -576,8 +633,7 @@ public final class FileSystemClient implements AutoCloseable {
     Handle target = resolve(existing);
     Split s = split(path);
     Handle p = parentOf(s);
-    Attr a = meta(new LinkReq(target, p, s.name())).attr();
-    return created(p, s.name(), a);
+    return newEntry(p, s.name(), new LinkReq(target, p, s.name()));
   }
 
   public void unlink(String path) {
@@ -592,13 +648,19 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = resolve(s.parent());
     counters.increment(dir ? "meta.rmdir" : "meta.unlink");
+    long asked = System.nanoTime();
     try {
       var r = meta(new RemoveReq(p, s.name(), dir));
+      contents.changed(p, s.name(), false, r.parentWasNs(), r.timeNs(), asked);
+      if (dir) {
+        contents.forget(r.handle());
+      }
       attrs.invalidate(r.handle());
       // the server stamped the parent with the time it returned, and a directory unlinked it
       attrs.entriesChanged(p, r.timeNs(), dir ? -1 : 0);
     } catch (RuntimeException e) {
       attrs.invalidate(p); // changed or not: ask again
+      contents.forget(p);
       throw e;
     } finally {
       names.invalidate(p, s.name());
@@ -611,6 +673,8 @@ public final class FileSystemClient implements AutoCloseable {
     Handle pa = resolve(a.parent());
     Handle pb = resolve(b.parent());
     counters.increment("meta.rename");
+    contents.forget(pa);
+    contents.forget(pb);
     try {
       RenameResp r = meta(new RenameReq(pa, a.name(), pb, b.name(), flags));
       attrs.invalidate(r.moved());

@@ -66,6 +66,11 @@ final class EmbeddedDeployment implements Deployment {
     return client;
   }
 
+  /** A counter of the mount's client ({@code flowfs stats}). */
+  long counter(String name) {
+    return client.counters().get(name);
+  }
+
   EmbeddedCluster cluster() {
     return cluster;
   }

@@ -33,10 +33,6 @@ class FlowPathsTest {
     }
   }
 
-  private static long client(String counter) {
-    return fs.client().counters().get(counter);
-  }
-
   private static long servers(String counter) {
     long sum = 0;
     for (int i = 0; i < fs.ioServers(); i++) {
@@ -50,12 +46,12 @@ class FlowPathsTest {
     String[] paths = {"short", "eager-write", "eager-read", "flow"};
     long[][] before = new long[paths.length][];
     for (int i = 0; i < paths.length; i++) {
-      before[i] = new long[] {client("path." + paths[i] + ".ops"), servers("path." + paths[i] + ".ops")};
+      before[i] = new long[] {fs.counter("path." + paths[i] + ".ops"), servers("path." + paths[i] + ".ops")};
     }
     Sh.ok(m, script);
     Map<String, long[]> d = new java.util.TreeMap<>();
     for (int i = 0; i < paths.length; i++) {
-      d.put(paths[i], new long[] {client("path." + paths[i] + ".ops") - before[i][0],
+      d.put(paths[i], new long[] {fs.counter("path." + paths[i] + ".ops") - before[i][0],
           servers("path." + paths[i] + ".ops") - before[i][1]});
     }
     return d;
@@ -110,13 +106,13 @@ class FlowPathsTest {
   @Test
   void sequentialStream_movesInFuseRequestsOfOneMib() {
     Sh.ok(m, "head -c 8388608 /dev/urandom > /tmp/flowfs-8m");
-    long writes = client("fuse.write");
+    long writes = fs.counter("fuse.write");
     Sh.ok(m, "dd if=/tmp/flowfs-8m of=stream.bin bs=1M status=none");
     // libfuse 2 alone would take 128 KiB a request: 64 of them
-    assertEquals(8, client("fuse.write") - writes, "one FUSE write per 1 MiB");
-    long reads = client("fuse.read");
+    assertEquals(8, fs.counter("fuse.write") - writes, "one FUSE write per 1 MiB");
+    long reads = fs.counter("fuse.read");
     Sh.ok(m, "echo 3 > /proc/sys/vm/drop_caches; cmp stream.bin /tmp/flowfs-8m");
-    long n = client("fuse.read") - reads;
+    long n = fs.counter("fuse.read") - reads;
     assertTrue(n >= 8 && n <= 16, "8 MiB read cold in requests of up to 1 MiB (the kernel's read-ahead), not 64: " + n);
   }
 
@@ -126,11 +122,11 @@ class FlowPathsTest {
    */
   @Test
   void smallWrites_costOneFuseRequestEach() {
-    long writes = client("fuse.write");
-    long xattrs = client("fuse.getxattr");
+    long writes = fs.counter("fuse.write");
+    long xattrs = fs.counter("fuse.getxattr");
     Sh.ok(m, "dd if=/dev/zero of=small-writes.bin bs=4k count=200 status=none");
-    assertEquals(200, client("fuse.write") - writes, "one FUSE write per write(2)");
-    long asked = client("fuse.getxattr") - xattrs;
+    assertEquals(200, fs.counter("fuse.write") - writes, "one FUSE write per write(2)");
+    long asked = fs.counter("fuse.getxattr") - xattrs;
     assertTrue(asked <= 1, "the kernel asked for security.capability " + asked + " times for 200 writes");
   }
 }

@@ -37,10 +37,6 @@ class ReadAroundTest {
     }
   }
 
-  private static long client(String counter) {
-    return fs.client().counters().get(counter);
-  }
-
   private static byte[] randomFile(String name, long seed) throws Exception {
     byte[] data = new byte[SIZE];
     new Random(seed).nextBytes(data);
@@ -75,23 +71,23 @@ class ReadAroundTest {
   @Test
   void randomReads_areAnsweredFromTheBlocksReadAround() throws Exception {
     byte[] data = randomFile("around.bin", 1);
-    long reads = client("fuse.read");
-    long stores = client("read-around.stores");
+    long reads = fs.counter("fuse.read");
+    long stores = fs.counter("read-around.stores");
     assertArrayEquals(data, readShuffled("around.bin", "os.O_RDONLY"));
-    long fuseReads = client("fuse.read") - reads;
+    long fuseReads = fs.counter("fuse.read") - reads;
     // 16 blocks of 64 KiB: without read-around each of the 256 pages is a FUSE read of its own
     assertTrue(fuseReads <= PAGES / 4, "256 random page reads took " + fuseReads + " FUSE reads");
-    assertTrue(client("read-around.stores") - stores >= 16, "pages stored around the misses");
+    assertTrue(fs.counter("read-around.stores") - stores >= 16, "pages stored around the misses");
   }
 
   @Test
   void anOpenThatMayWrite_turnsReadAroundOff() throws Exception {
     byte[] data = randomFile("writable.bin", 2);
-    long reads = client("fuse.read");
-    long stores = client("read-around.stores");
+    long reads = fs.counter("fuse.read");
+    long stores = fs.counter("read-around.stores");
     assertArrayEquals(data, readShuffled("writable.bin", "os.O_RDWR"));
-    assertEquals(0, client("read-around.stores") - stores, "nothing stored while a writable open exists");
-    assertTrue(client("fuse.read") - reads >= PAGES / 2, "pages read by FlowFS one by one: " + (client("fuse.read") - reads));
+    assertEquals(0, fs.counter("read-around.stores") - stores, "nothing stored while a writable open exists");
+    assertTrue(fs.counter("fuse.read") - reads >= PAGES / 2, "pages read by FlowFS one by one: " + (fs.counter("fuse.read") - reads));
   }
 
   @Test

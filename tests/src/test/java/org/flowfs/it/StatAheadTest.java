@@ -31,22 +31,18 @@ class StatAheadTest {
     }
   }
 
-  private static long client(String counter) {
-    return fs.client().counters().get(counter);
-  }
-
   @Test
   void statOfManyNames_listsTheDirectoryInsteadOfLookingEachUp() throws Exception {
-    long listingsBefore = client("meta.statahead");
+    long listingsBefore = fs.counter("meta.statahead");
     Sh.ok(m, "mkdir walk && cd walk && for i in $(seq 0 299); do head -c $i /dev/zero > f$i; done");
-    assertEquals(listingsBefore, client("meta.statahead"), "creating files listed their directory");
+    assertEquals(listingsBefore, fs.counter("meta.statahead"), "creating files listed their directory");
 
     Thread.sleep(1500); // past the entry and attribute timeouts: kernel and client must ask again
-    long lookups = client("meta.lookup");
-    long listings = client("meta.statahead");
+    long lookups = fs.counter("meta.lookup");
+    long listings = fs.counter("meta.statahead");
     String sizes = Sh.ok(m.resolve("walk"), "seq -f 'f%g' 0 299 | xargs stat -c '%n %s'");
-    long lookedUp = client("meta.lookup") - lookups;
-    long listed = client("meta.statahead") - listings;
+    long lookedUp = fs.counter("meta.lookup") - lookups;
+    long listed = fs.counter("meta.statahead") - listings;
 
     String[] lines = sizes.strip().split("\n");
     assertEquals(300, lines.length, sizes);

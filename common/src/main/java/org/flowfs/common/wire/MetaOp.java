@@ -24,9 +24,19 @@ public sealed interface MetaOp extends Message {
     }
   }
 
-  /** An object's attributes (after a create, lookup or link, those of the object named). */
+  /**
+   * An object's attributes (after a create, lookup or link, those of the object named). An answer
+   * to a change of a directory's entries (create, symlink, link) also carries {@code
+   * parentWasNs}, the directory's ctime before the change: a client that saw that ctime knows no
+   * other change came between (NFS's weak cache consistency data); 0 in every other answer. The
+   * directory's ctime after the change is the object's ctime.
+   */
   @Wire(101)
-  record EntryResp(Attr attr) implements MetaOp {}
+  record EntryResp(Attr attr, long parentWasNs) implements MetaOp {
+    public EntryResp(Attr attr) {
+      this(attr, 0);
+    }
+  }
 
   @Wire(102)
   record GetattrReq(Handle handle) implements MetaOp, Req<EntryResp> {
@@ -129,11 +139,12 @@ public sealed interface MetaOp extends Message {
   }
 
   /**
-   * The removed object, whether it is gone (its last name went), and the time the server stamped
-   * the parent directory's mtime and ctime with (so a client can update what it caches of it).
+   * The removed object, whether it is gone (its last name went), the time the server stamped the
+   * parent directory's mtime and ctime with (so a client can update what it caches of it), and the
+   * parent's ctime before (see {@link EntryResp}).
    */
   @Wire(110)
-  record RemoveResp(Handle handle, boolean gone, long timeNs) implements MetaOp {}
+  record RemoveResp(Handle handle, boolean gone, long timeNs, long parentWasNs) implements MetaOp {}
 
   /** Renames atomically, replacing an existing target as POSIX rename does. */
   @Wire(111)

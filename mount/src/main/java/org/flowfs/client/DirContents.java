@@ -1,0 +1,131 @@
+package org.flowfs.client;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import org.flowfs.common.Handle;
+
+/**
+ * Directories whose every name this client knows, so that a lookup of a name one of them does not
+ * hold is ENOENT without a round trip (creating a file or a directory starts with such a lookup:
+ * the kernel asks whether the name exists before it asks to create it).
+ *
+ * <p>A directory becomes known when this client makes it (it is empty then) and stays known
+ * through this client's own changes of its entries, each of which the metadata server answers
+ * with the directory's ctime before the change ({@code parentWasNs}, NFS's weak cache consistency
+ * data): when that is the ctime this client last saw, no other change came between, and the
+ * known names are still all the names. Any other answer (another client changed the directory,
+ * two of this client's changes answered out of order, a change that failed, a rename, an
+ * attribute change of the directory) forgets it.
+ *
+ * <p>What another client does to a known directory shows here within {@code client.entry-timeout}
+ * of this client's last confirmed change there, as a name another client removed does for the
+ * names every lookup caches: the names are trusted for that long after the last answer that
+ * confirmed them, then forgotten.
+ *
+ * <p>Bounded: at most {@value #MAX_NAMES} names over all known directories (each weighs its
+ * names), and {@value #MAX_DIR_NAMES} in one. Thread safe.
+ */
+final class DirContents {
+  static final long MAX_NAMES = 262_144;
+  static final int MAX_DIR_NAMES = 65_536;
+  /** A directory's weight is brought up to date after this many names more. */
+  private static final int REWEIGH = 256;
+
+  /** The names of a directory, its ctime after the last change they include, and when that change was asked for. */
+  private static final class Known {
+    final Set<String> names = new HashSet<>();
+    long ctimeNs;
+    long confirmedNanos;
+    volatile int weighed;
+
+    Known(long ctimeNs, long confirmedNanos) {
+      this.ctimeNs = ctimeNs;
+      this.confirmedNanos = confirmedNanos;
+    }
+  }
+
+  private final long ttlNanos;
+  private final Cache<Handle, Known> dirs;
+
+  DirContents(Duration ttl) {
+    this.ttlNanos = ttl.toNanos();
+    this.dirs = Caffeine.newBuilder()
+        .maximumWeight(MAX_NAMES)
+        .<Handle, Known>weigher((h, k) -> 1 + k.weighed)
+        .executor(Runnable::run)
+        .build();
+  }
+
+  /**
+   * This client made directory {@code dir}, stamped {@code ctimeNs}, with a request sent at
+   * {@code askedNanos} ({@link System#nanoTime}): it is empty.
+   */
+  void made(Handle dir, long ctimeNs, long askedNanos) {
+    if (ttlNanos > 0) {
+      dirs.put(dir, new Known(ctimeNs, askedNanos));
+    }
+  }
+
+  /** True when {@code dir} is known and does not hold {@code name}: a lookup of it is ENOENT. */
+  boolean absent(Handle dir, String name) {
+    Known k = dirs.getIfPresent(dir);
+    if (k == null) {
+      return false;
+    }
+    synchronized (k) {
+      if (System.nanoTime() - k.confirmedNanos < ttlNanos) {
+        return !k.names.contains(name);
+      }
+    }
+    dirs.asMap().remove(dir, k);
+    return false;
+  }
+
+  /**
+   * This client's change of {@code dir}'s entries, asked for at {@code askedNanos}, was answered:
+   * the directory's ctime was {@code wasNs} before it and is {@code nowNs} after; {@code name}
+   * was added ({@code added}) or removed.
+   */
+  void changed(Handle dir, String name, boolean added, long wasNs, long nowNs, long askedNanos) {
+    Known k = dirs.getIfPresent(dir);
+    if (k == null) {
+      return;
+    }
+    boolean drop;
+    boolean reweigh = false;
+    synchronized (k) {
+      drop = wasNs == 0 || wasNs != k.ctimeNs || (added && k.names.size() >= MAX_DIR_NAMES);
+      if (!drop) {
+        if (added) {
+          k.names.add(name);
+        } else {
+          k.names.remove(name);
+        }
+        k.ctimeNs = nowNs;
+        k.confirmedNanos = askedNanos;
+        if (k.names.size() >= k.weighed + REWEIGH) {
+          k.weighed = k.names.size();
+          reweigh = true;
+        }
+      }
+    }
+    if (drop) {
+      dirs.asMap().remove(dir, k);
+    } else if (reweigh) {
+      dirs.asMap().replace(dir, k, k); // Caffeine weighs an entry when it is written
+    }
+  }
+
+  /** Whatever this client knew of {@code dir}'s names may be wrong now. */
+  void forget(Handle dir) {
+    dirs.invalidate(dir);
+  }
+
+  /** Whether {@code dir} is known (for tests). */
+  boolean known(Handle dir) {
+    return dirs.getIfPresent(dir) != null;
+  }
+}
