@@ -53,8 +53,17 @@ import org.mapdb.volume.Volume;
  * interrupted reader may close; see {@link #io}). {@link #truncate} and {@link #clear} are not
  * used by MapDB's transactional store; they work but are not atomic. Thread safe: reads share a
  * lock, writes, syncs and checkpoints take it exclusively.
+ *
+ * <p><b>Reads</b> come from the pages buffered since the last checkpoint, else from a cache of
+ * clean pages ({@value #CLEAN_SLOTS} slots, one page each, a page's slot fixed by its number),
+ * else from the file, into that cache: MapDB reads a record at a time, a few words or a few
+ * hundred bytes, and every B-tree step of a lookup is such a read (about nine per metadata
+ * operation). A checkpoint puts the pages it writes in place into the cache.
  */
 final class RedoVolume extends Volume {
+  /** Slots of the clean-page cache: 32 MiB of pages at most. */
+  static final int CLEAN_SLOTS = 8192;
+
   /** The unit of buffering and of the redo log. */
   static final int PAGE = 4096;
   /** The store file grows in steps of this, as MapDB's own file volume does. */
@@ -80,6 +89,18 @@ final class RedoVolume extends Volume {
   private final Map<Long, byte[]> dirty = new HashMap<>();
   /** Pages synced (in the log) but not yet written in place; guarded by lock. */
   private final Map<Long, byte[]> logged = new HashMap<>();
+
+  /** A page as the store file holds it; its array is never written again. */
+  private record CleanPage(long pageNo, byte[] data) {}
+
+  /**
+   * Clean pages: slot {@code pageNo % CLEAN_SLOTS}. Filled by readers (under the read lock, so
+   * no checkpoint writes the file meanwhile) and by checkpoints; a page buffered in {@link #dirty}
+   * or {@link #logged} is read from there, so its slot may hold an older copy until the checkpoint
+   * that writes it in place replaces it.
+   */
+  private final java.util.concurrent.atomic.AtomicReferenceArray<CleanPage> clean =
+      new java.util.concurrent.atomic.AtomicReferenceArray<>(CLEAN_SLOTS);
   /** Records up to this size are assembled in one direct buffer kept for the next sync. */
   static final int RECORD_KEPT = 1 << 20;
   /** That buffer; guarded by lock. */
@@ -313,8 +334,7 @@ final class RedoVolume extends Volume {
       if (l != null) {
         p = l.clone(); // the logged copy stays as its record has it, for the checkpoint
       } else {
-        p = new byte[PAGE];
-        readFromFile(pageNo * PAGE, p, 0, PAGE);
+        p = cleanPage(pageNo).clone();
       }
       dirty.put(pageNo, p);
     }
@@ -453,6 +473,9 @@ final class RedoVolume extends Volume {
         }
         ch.force(false);
       });
+      for (Map.Entry<Long, byte[]> p : pages) {
+        clean.set(slot(p.getKey()), new CleanPage(p.getKey(), p.getValue())); // logged copies are never written
+      }
       dataEnd = Math.max(dataEnd, (pages.get(pages.size() - 1).getKey() + 1) * PAGE);
       logged.clear();
     }
@@ -483,6 +506,9 @@ final class RedoVolume extends Volume {
       });
       size = newSize;
       dataEnd = Math.min(dataEnd, newSize);
+      for (int i = 0; i < CLEAN_SLOTS; i++) {
+        clean.set(i, null);
+      }
     } catch (IOException e) {
       throw new UncheckedIOException("truncating " + file, e);
     } finally {
@@ -496,10 +522,6 @@ final class RedoVolume extends Volume {
   public void getData(long offset, byte[] dst, int dstPos, int dstSize) {
     lock.readLock().lock();
     try {
-      if (dirty.isEmpty() && logged.isEmpty()) {
-        readFromFile(offset, dst, dstPos, dstSize);
-        return;
-      }
       int done = 0;
       while (done < dstSize) {
         long at = offset + done;
@@ -509,11 +531,10 @@ final class RedoVolume extends Volume {
         if (p == null) {
           p = logged.get(at / PAGE);
         }
-        if (p != null) {
-          System.arraycopy(p, inPage, dst, dstPos + done, n);
-        } else {
-          readFromFile(at, dst, dstPos + done, n);
+        if (p == null) {
+          p = cleanPage(at / PAGE);
         }
+        System.arraycopy(p, inPage, dst, dstPos + done, n);
         done += n;
       }
     } finally {
@@ -547,6 +568,22 @@ final class RedoVolume extends Volume {
     byte[] b = new byte[1];
     getData(offset, b, 0, 1);
     return b[0];
+  }
+
+  private static int slot(long pageNo) {
+    return (int) (pageNo % CLEAN_SLOTS);
+  }
+
+  /** Page {@code pageNo} as the store file holds it, from the cache or read into it. Lock held (either). */
+  private byte[] cleanPage(long pageNo) {
+    CleanPage c = clean.get(slot(pageNo));
+    if (c != null && c.pageNo() == pageNo) {
+      return c.data();
+    }
+    byte[] p = new byte[PAGE];
+    readFromFile(pageNo * PAGE, p, 0, PAGE);
+    clean.set(slot(pageNo), new CleanPage(pageNo, p));
+    return p;
   }
 
   /** Reads from the store file; zeros beyond its end. */

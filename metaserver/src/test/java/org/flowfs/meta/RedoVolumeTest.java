@@ -229,19 +229,50 @@ class RedoVolumeTest {
   @Test
   void interruptedReader_failsAlone_volumeGoesOn() throws Exception {
     try (RedoVolume v = RedoVolume.open(file())) {
-      v.ensureAvailable(100);
+      v.ensureAvailable(2 * RedoVolume.PAGE);
       v.putLong(0, 5);
       v.sync();
-      v.checkpoint(); // now reads go to the store file
+      v.checkpoint(); // page 0 is in the clean-page cache now, page 1 in the store file only
       Thread.currentThread().interrupt(); // the channel read sees it and closes the channel
-      assertThrows(java.io.UncheckedIOException.class, () -> v.getLong(0));
+      assertThrows(java.io.UncheckedIOException.class, () -> v.getLong(RedoVolume.PAGE));
       assertTrue(Thread.interrupted(), "the interrupt stays with the thread");
       assertEquals(5, v.getLong(0));
+      assertEquals(0, v.getLong(RedoVolume.PAGE));
       v.putLong(8, 6);
       v.sync();
     }
     try (RedoVolume v = RedoVolume.open(file())) {
       assertEquals(6, v.getLong(8));
+    }
+  }
+
+  @Test
+  void reads_seeTheLatestBytes_throughSyncsCheckpointsAndSharedCacheSlots() throws Exception {
+    long far = (long) RedoVolume.CLEAN_SLOTS * RedoVolume.PAGE; // its page shares page 0's slot
+    long[] offsets = {0, 8, RedoVolume.PAGE, far, far + 8};
+    java.util.Map<Long, Long> model = new java.util.HashMap<>();
+    java.util.Random r = new java.util.Random(1);
+    try (RedoVolume v = RedoVolume.open(file())) {
+      v.ensureAvailable(far + RedoVolume.PAGE);
+      for (int i = 0; i < 5000; i++) {
+        long at = offsets[r.nextInt(offsets.length)];
+        switch (r.nextInt(4)) {
+          case 0 -> {
+            long value = r.nextLong();
+            v.putLong(at, value);
+            model.put(at, value);
+          }
+          case 1 -> v.sync();
+          case 2 -> v.checkpoint();
+          default -> assertEquals(model.getOrDefault(at, 0L), v.getLong(at), "at " + at + ", step " + i);
+        }
+      }
+      v.sync();
+    }
+    try (RedoVolume v = RedoVolume.open(file())) {
+      for (long at : offsets) {
+        assertEquals(model.getOrDefault(at, 0L), v.getLong(at));
+      }
     }
   }
 

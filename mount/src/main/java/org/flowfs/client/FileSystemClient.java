@@ -186,7 +186,9 @@ public final class FileSystemClient implements AutoCloseable {
     while (true) {
       long left = Math.max(deadline - System.nanoTime(), 1_000_000);
       try {
+        long t0 = System.nanoTime();
         R r = Await.get(peers.meta().call(req, Duration.ofNanos(left)), timeout);
+        counters.add("meta-us." + req.getClass().getSimpleName(), (System.nanoTime() - t0) / 1000);
         metaUnreachable = false;
         return r;
       } catch (FsException e) {

@@ -353,6 +353,7 @@ public final class RpcServer implements AutoCloseable {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void run(ChannelHandlerContext ctx, OpSpec spec, Envelope env, long bytes, boolean pooled) {
+      long t0 = System.nanoTime();
       CompletionStage<? extends Message> result;
       try {
         result = spec.handler().handle(env.message(), new CallContext(ctx.channel(), env.id()));
@@ -360,7 +361,10 @@ public final class RpcServer implements AutoCloseable {
         reply(ctx, env.id(), error(t), bytes, pooled);
         return;
       }
-      result.whenComplete((resp, err) -> reply(ctx, env.id(), err == null ? resp : error(err), bytes, pooled));
+      result.whenComplete((resp, err) -> {
+        counters.add("op-us." + spec.name(), (System.nanoTime() - t0) / 1000);
+        reply(ctx, env.id(), err == null ? resp : error(err), bytes, pooled);
+      });
     }
 
     private ErrorResp error(Throwable t) {
