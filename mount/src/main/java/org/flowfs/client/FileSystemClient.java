@@ -88,6 +88,13 @@ public final class FileSystemClient implements AutoCloseable {
   private static final int O_TRUNC = 01000;
   private static final int O_EXCL = 0200;
   private static final int READDIR_PAGE = 1024;
+  /** The counter of microseconds waited for metadata calls of a type, {@code meta-us.NAME}, named once per type. */
+  private static final ClassValue<String> META_WAIT = new ClassValue<>() {
+    @Override
+    protected String computeValue(Class<?> t) {
+      return "meta-us." + t.getSimpleName();
+    }
+  };
 
   private final FlowFsConfig config;
   private final Peers peers;
@@ -188,7 +195,7 @@ public final class FileSystemClient implements AutoCloseable {
       try {
         long t0 = System.nanoTime();
         R r = Await.get(peers.meta().call(req, Duration.ofNanos(left)), timeout);
-        counters.add("meta-us." + req.getClass().getSimpleName(), (System.nanoTime() - t0) / 1000);
+        counters.add(META_WAIT.get(req.getClass()), (System.nanoTime() - t0) / 1000);
         metaUnreachable = false;
         return r;
       } catch (FsException e) {
@@ -521,9 +528,10 @@ public final class FileSystemClient implements AutoCloseable {
   /**
    * Asks the metadata server for a new entry {@code name} in {@code parent} (a create, symlink or
    * link) and caches what the answer says: the object, the name, the parent's new times and, when
-   * this client knows all of the parent's names, the one added.
+   * this client knows all of the parent's names, the one added. {@code newObject}: the entry names
+   * an object made by the request (not a link to an existing one).
    */
-  private Attr newEntry(Handle parent, String name, Req<EntryResp> q) {
+  private Attr newEntry(Handle parent, String name, Req<EntryResp> q, boolean newObject) {
     long asked = System.nanoTime();
     EntryResp r;
     try {
@@ -537,10 +545,7 @@ public final class FileSystemClient implements AutoCloseable {
     if (a.isDir()) {
       contents.made(a.handle(), a.ctimeNs(), asked);
     }
-    if (q instanceof LinkReq) {
-      return created(parent, name, a);
-    }
-    return createdNew(parent, name, a);
+    return newObject ? createdNew(parent, name, a) : created(parent, name, a);
   }
 
   private Attr created(Handle parent, String name, Attr a) {
@@ -562,7 +567,7 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = parentOf(s);
     counters.increment("meta.mkdir");
-    return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0));
+    return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0), true);
   }
 
   /** Creates a regular file, FIFO, socket or device node ({@code mode} carries the type bits). */
@@ -574,7 +579,7 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = parentOf(s);
     counters.increment("meta.create");
-    return newEntry(p, s.name(), new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0));
+    return newEntry(p, s.name(), new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0), true);
   }
 
   /** Creates a regular file and opens it. */
@@ -596,7 +601,7 @@ public final class FileSystemClient implements AutoCloseable {
     Handle p = parentOf(s);
     counters.increment("meta.create");
     try {
-      return open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers)), flags);
+      return open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers), true), flags);
     } catch (FsException e) {
       if (e.errno() != Errno.EEXIST || (flags & O_EXCL) != 0) {
         throw e;
@@ -624,7 +629,7 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = parentOf(s);
     counters.increment("meta.symlink");
-    return newEntry(p, s.name(), new SymlinkReq(p, s.name(), target, c.uid(), c.gid()));
+    return newEntry(p, s.name(), new SymlinkReq(p, s.name(), target, c.uid(), c.gid()), true);
   }
 
   public String readlink(String path) {
@@ -635,7 +640,7 @@ public final class FileSystemClient implements AutoCloseable {
     Handle target = resolve(existing);
     Split s = split(path);
     Handle p = parentOf(s);
-    return newEntry(p, s.name(), new LinkReq(target, p, s.name()));
+    return newEntry(p, s.name(), new LinkReq(target, p, s.name()), false);
   }
 
   public void unlink(String path) {

@@ -24,4 +24,27 @@ public record OpSpec<Q extends Req<R>, R extends Message>(
   public String name() {
     return type.getSimpleName();
   }
+
+  /** Counter names per request type, made once: a server counts every request it serves. */
+  private static final ClassValue<String> COUNT = counterNames("op.");
+  private static final ClassValue<String> TIME = counterNames("op-us.");
+
+  private static ClassValue<String> counterNames(String prefix) {
+    return new ClassValue<>() {
+      @Override
+      protected String computeValue(Class<?> t) {
+        return prefix + t.getSimpleName();
+      }
+    };
+  }
+
+  /** The counter of requests served, {@code op.NAME}. */
+  String countName() {
+    return COUNT.get(type);
+  }
+
+  /** The counter of microseconds spent on them, {@code op-us.NAME}. */
+  String timeName() {
+    return TIME.get(type);
+  }
 }

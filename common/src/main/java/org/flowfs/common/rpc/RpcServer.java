@@ -289,7 +289,7 @@ public final class RpcServer implements AutoCloseable {
         env.release();
         throw new MalformedMessageException(name + " does not serve " + env.message().getClass().getSimpleName());
       }
-      counters.increment("op." + spec.name());
+      counters.increment(spec.countName());
       long bytes = env.message() instanceof HasPayload p ? p.payload().readableBytes() : 0;
       inFlight++;
       inFlightBytes += bytes;
@@ -362,7 +362,7 @@ public final class RpcServer implements AutoCloseable {
         return;
       }
       result.whenComplete((resp, err) -> {
-        counters.add("op-us." + spec.name(), (System.nanoTime() - t0) / 1000);
+        counters.add(spec.timeName(), (System.nanoTime() - t0) / 1000);
         reply(ctx, env.id(), err == null ? resp : error(err), bytes, pooled);
       });
     }
