@@ -296,11 +296,16 @@ public final class RpcServer implements AutoCloseable {
       if (inFlight >= MAX_IN_FLIGHT || inFlightBytes >= MAX_IN_FLIGHT_BYTES) {
         ctx.channel().config().setAutoRead(false);
       }
-      if (!held.isEmpty() || !canRun(ctx, spec)) {
+      if (!held.isEmpty()) {
         hold(ctx, new Held(spec, env, bytes));
         return;
       }
-      dispatch(ctx, spec, env, bytes);
+      boolean inline = spec.runsInline(env.message());
+      if (!canRun(ctx, inline)) {
+        hold(ctx, new Held(spec, env, bytes));
+        return;
+      }
+      dispatch(ctx, spec, env, bytes, inline);
     }
 
     /**
@@ -308,8 +313,8 @@ public final class RpcServer implements AutoCloseable {
      * pile up here), and not past the connection's share of an executor (one peer's pipeline must
      * not queue ahead of everyone else's requests).
      */
-    private boolean canRun(ChannelHandlerContext ctx, OpSpec<?, ?> spec) {
-      return ctx.channel().isWritable() && (spec.executor() == null || executing < MAX_EXECUTING);
+    private boolean canRun(ChannelHandlerContext ctx, boolean inline) {
+      return ctx.channel().isWritable() && (inline || executing < MAX_EXECUTING);
     }
 
     private void hold(ChannelHandlerContext ctx, Held h) {
@@ -322,14 +327,15 @@ public final class RpcServer implements AutoCloseable {
       try {
         while (!held.isEmpty()) {
           Held h = held.peek();
-          if (h.spec() != null && !canRun(ctx, h.spec())) {
+          boolean inline = h.spec() == null || h.spec().runsInline(h.env().message());
+          if (h.spec() != null && !canRun(ctx, inline)) {
             break;
           }
           held.poll();
           if (h.spec() == null) {
             oneway.onMessage(h.env(), ctx.channel());
           } else {
-            dispatch(ctx, h.spec(), h.env(), h.bytes());
+            dispatch(ctx, h.spec(), h.env(), h.bytes(), inline);
           }
         }
       } catch (Exception e) {
@@ -337,8 +343,8 @@ public final class RpcServer implements AutoCloseable {
       }
     }
 
-    private void dispatch(ChannelHandlerContext ctx, OpSpec<?, ?> spec, Envelope env, long bytes) {
-      if (spec.executor() == null) {
+    private void dispatch(ChannelHandlerContext ctx, OpSpec<?, ?> spec, Envelope env, long bytes, boolean inline) {
+      if (inline) {
         run(ctx, spec, env, bytes, false);
       } else {
         executing++;
