@@ -194,7 +194,7 @@ public final class FileSystemClient implements AutoCloseable {
       long left = Math.max(deadline - System.nanoTime(), 1_000_000);
       try {
         long t0 = System.nanoTime();
-        R r = Await.get(peers.meta().call(req, Duration.ofNanos(left)), timeout);
+        R r = peers.metaDirect().call(req, Duration.ofNanos(left));
         counters.add(META_WAIT.get(req.getClass()), (System.nanoTime() - t0) / 1000);
         metaUnreachable = false;
         return r;
@@ -240,7 +240,7 @@ public final class FileSystemClient implements AutoCloseable {
 
   /** One call to the metadata server, never re-sent. */
   private <R extends Message> R metaOnce(Req<R> req) {
-    return Await.get(peers.meta().call(req), timeout);
+    return peers.metaDirect().call(req);
   }
 
   // ---- paths ----------------------------------------------------------------------------------

@@ -9,10 +9,12 @@ import org.flowfs.common.wire.MessageRegistry;
 /** A client to each server of a file system: the metadata server and every I/O server. */
 public final class Peers implements AutoCloseable {
   private final RpcClient meta;
+  private final DirectClient metaDirect;
   private final List<RpcClient> io;
 
   public Peers(FlowFsConfig config, NetRuntime net) {
     this.meta = new RpcClient("metaserver", net, config.meta().address(), config.rpc(), MessageRegistry.DEFAULT);
+    this.metaDirect = new DirectClient("metaserver", config.meta().address(), config.rpc(), MessageRegistry.DEFAULT);
     List<RpcClient> l = new ArrayList<>();
     for (IoServerConfig s : config.ioServers()) {
       l.add(new RpcClient("ioserver " + s.id(), net, s.address(), config.rpc(), MessageRegistry.DEFAULT));
@@ -22,6 +24,11 @@ public final class Peers implements AutoCloseable {
 
   public RpcClient meta() {
     return meta;
+  }
+
+  /** The metadata server, for callers that wait for each answer on their own thread. */
+  public DirectClient metaDirect() {
+    return metaDirect;
   }
 
   public RpcClient io(int id) {
@@ -35,6 +42,7 @@ public final class Peers implements AutoCloseable {
   @Override
   public void close() {
     meta.close();
+    metaDirect.close();
     io.forEach(RpcClient::close);
   }
 }

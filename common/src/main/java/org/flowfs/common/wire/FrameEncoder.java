@@ -1,6 +1,7 @@
 package org.flowfs.common.wire;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandler.Sharable;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
@@ -20,19 +21,21 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
     this.registry = registry;
   }
 
-  @Override
-  public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-    if (!(msg instanceof Envelope env)) {
-      ctx.write(msg, promise);
-      return;
-    }
+  /** A frame: its header and fields in one buffer, then its payload (null for none). */
+  public record Frame(ByteBuf header, ByteBuf payload) {}
+
+  /**
+   * Encodes {@code env} into a frame whose buffers the caller writes (and releases); consumes the
+   * envelope's payload reference, also when encoding fails.
+   */
+  public Frame encode(Envelope env, ByteBufAllocator alloc) {
     ByteBuf header = null;
     ByteBuf payload = null;
     try {
       int type = registry.idOf(env.message().getClass());
       RecordCodec<?> codec = registry.codec(type);
       payload = codec.payload(env.message());
-      header = ctx.alloc().ioBuffer(64);
+      header = alloc.ioBuffer(64);
       header.writeInt(0);
       header.writeByte(Frames.VERSION);
       header.writeByte(env.kind().ordinal());
@@ -41,18 +44,33 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
       codec.encodeFields(env.message(), header);
       int payloadLength = payload == null ? 0 : payload.readableBytes();
       header.setInt(0, header.readableBytes() - Frames.LENGTH_FIELD + payloadLength);
+      return new Frame(header, payload);
     } catch (RuntimeException e) {
       ReferenceCountUtil.release(header);
       ReferenceCountUtil.release(payload);
       LOG.error("cannot encode {}", env.message().getClass().getSimpleName(), e);
+      throw e;
+    }
+  }
+
+  @Override
+  public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+    if (!(msg instanceof Envelope env)) {
+      ctx.write(msg, promise);
+      return;
+    }
+    Frame f;
+    try {
+      f = encode(env, ctx.alloc());
+    } catch (RuntimeException e) {
       promise.setFailure(e);
       return;
     }
-    if (payload == null) {
-      ctx.write(header, promise);
+    if (f.payload() == null) {
+      ctx.write(f.header(), promise);
     } else {
-      ctx.write(header, ctx.voidPromise());
-      ctx.write(payload, promise);
+      ctx.write(f.header(), ctx.voidPromise());
+      ctx.write(f.payload(), promise);
     }
   }
 }
