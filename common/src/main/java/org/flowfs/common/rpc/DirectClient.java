@@ -101,7 +101,7 @@ public final class DirectClient implements AutoCloseable {
     try {
       c = take(deadline);
     } catch (FsException e) {
-      release(req); // never sent: its payload is still ours
+      HasPayload.releaseIfAny(req); // never sent: its payload is still ours
       throw e;
     }
     boolean keep = false;
@@ -204,12 +204,6 @@ public final class DirectClient implements AutoCloseable {
       }
       // no request went out on this connection: whatever failed, nothing was sent
       throw CallFailure.eio(CallFailure.Stage.NOT_SENT, e.getMessage());
-    }
-  }
-
-  private static void release(Message m) {
-    if (m instanceof HasPayload p) {
-      p.release();
     }
   }
 

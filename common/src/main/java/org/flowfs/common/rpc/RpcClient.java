@@ -106,14 +106,14 @@ public final class RpcClient implements AutoCloseable {
 
   public <R extends Message> CompletableFuture<R> call(Req<R> req, Duration timeout) {
     if (closed) {
-      release(req);
+      HasPayload.releaseIfAny(req);
       return CompletableFuture.failedFuture(CallFailure.eio(CallFailure.Stage.NOT_SENT, "client to " + peer + " is closed"));
     }
     Connection conn = connections[Math.floorMod(next.getAndIncrement(), connections.length)];
     CompletableFuture<R> out = new CompletableFuture<>();
     conn.whenReady((link, err) -> {
       if (err != null) {
-        release(req); // never sent: its payload is still ours
+        HasPayload.releaseIfAny(req); // never sent: its payload is still ours
         out.completeExceptionally(err);
         return;
       }
@@ -121,7 +121,7 @@ public final class RpcClient implements AutoCloseable {
         if (e != null) {
           out.completeExceptionally(e);
         } else if (!out.complete(r)) {
-          release(r); // the caller cancelled: nobody else will release a payload
+          HasPayload.releaseIfAny(r); // the caller cancelled: nobody else will release a payload
         }
       });
     });
@@ -168,7 +168,7 @@ public final class RpcClient implements AutoCloseable {
     {
       Channel ch = link.channel();
       if (!ch.isActive()) {
-        release(req);
+        HasPayload.releaseIfAny(req);
         result.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT, "connection to " + peer + " is closed"));
         return result;
       }
@@ -198,19 +198,13 @@ public final class RpcClient implements AutoCloseable {
           ch.eventLoop().execute(send);
         } catch (RejectedExecutionException e) {
           if (pending.remove(id) != null) {
-            release(req);
+            HasPayload.releaseIfAny(req);
             result.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT, "connection to " + peer + " is closing"));
           }
         }
       }
     }
     return result;
-  }
-
-  private static void release(Message m) {
-    if (m instanceof HasPayload p) {
-      p.release();
-    }
   }
 
   @Override

@@ -152,12 +152,6 @@ public final class RpcServer implements AutoCloseable {
     return serverChannel == null ? null : (InetSocketAddress) serverChannel.localAddress();
   }
 
-  private static void release(Message m) {
-    if (m instanceof HasPayload p) {
-      p.release();
-    }
-  }
-
   @Override
   public void close() {
     if (serverChannel != null) {
@@ -389,13 +383,13 @@ public final class RpcServer implements AutoCloseable {
       try {
         ctx.executor().execute(() -> replyNow(ctx, id, resp, bytes, pooled));
       } catch (RejectedExecutionException e) {
-        release(resp); // the event loop is gone, and the connection with it
+        HasPayload.releaseIfAny(resp); // the event loop is gone, and the connection with it
       }
     }
 
     private void replyNow(ChannelHandlerContext ctx, long id, Message resp, long bytes, boolean pooled) {
       if (ctx.isRemoved()) {
-        release(resp); // the pipeline is torn down: nothing would encode (and release) it
+        HasPayload.releaseIfAny(resp); // the pipeline is torn down: nothing would encode (and release) it
       } else {
         ctx.writeAndFlush(Envelope.response(id, resp));
       }

@@ -16,4 +16,11 @@ public interface HasPayload extends Message {
   default void release() {
     payload().release();
   }
+
+  /** Releases {@code m}'s payload if it has one (a message that goes nowhere). */
+  static void releaseIfAny(Message m) {
+    if (m instanceof HasPayload p) {
+      p.release();
+    }
+  }
 }

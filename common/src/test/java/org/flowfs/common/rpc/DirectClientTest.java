@@ -128,23 +128,7 @@ class DirectClientTest {
   void payloads_travelBothWaysIntactAndAreReleased() throws Exception {
     ExecutorService pool = NamedThreads.pool("direct-io", 2);
     opened.push(() -> NamedThreads.shutdown(pool, 2000));
-    OpTable ops = new OpTable()
-        .blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
-          try {
-            CRC32 crc = new CRC32();
-            crc.update(q.payload().nioBuffer());
-            return new WriteResp(q.payload().readableBytes(), crc.getValue() ^ q.offset());
-          } finally {
-            q.release();
-          }
-        })
-        .blocking(ReadReq.class, Access.READ_ONLY, pool, (q, ctx) -> {
-          ByteBuf b = ByteBufAllocator.DEFAULT.directBuffer(q.length());
-          for (int i = 0; i < q.length(); i++) {
-            b.writeByte(pattern(q.offset() + i));
-          }
-          return new ReadResp(b);
-        });
+    OpTable ops = RpcTest.payloadOps(pool);
     DirectClient c = client(server(ops, rpc(Map.of()), new Counters(), 0), rpc(Map.of()));
     Random r = new Random(4);
     // larger than socket buffers: writes and reads take several system calls
@@ -161,7 +145,7 @@ class DirectClientTest {
         byte[] got = ByteBufUtil.getBytes(rr.payload());
         assertEquals(size, got.length);
         for (int i = 0; i < size; i++) {
-          if ((got[i] & 0xFF) != pattern(77L * size + i)) {
+          if ((got[i] & 0xFF) != RpcTest.pattern(77L * size + i)) {
             fail("byte " + i + " of a read of " + size);
           }
         }
@@ -305,10 +289,6 @@ class DirectClientTest {
   }
 
   // ---- helpers --------------------------------------------------------------------------------
-
-  private static int pattern(long offset) {
-    return (int) (offset * 31 + (offset >>> 8)) & 0xFF;
-  }
 
   private RpcServer server(OpTable ops, RpcConfig config, Counters counters, int port) throws IOException {
     RpcServer s = new RpcServer("direct-test-server", net, new InetSocketAddress("127.0.0.1", port), ops, config, REG, counters);

@@ -226,25 +226,7 @@ class RpcTest {
 
   @Test
   void call_payloadMessages_travelIntactAndAreReleased() throws Exception {
-    ExecutorService pool = pool("rpc-test-io", 2);
-    OpTable ops = new OpTable()
-        .blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
-          try {
-            CRC32 crc = new CRC32();
-            crc.update(q.payload().nioBuffer());
-            return new WriteResp(q.payload().readableBytes(), crc.getValue() ^ q.offset());
-          } finally {
-            q.release();
-          }
-        })
-        .blocking(ReadReq.class, Access.READ_ONLY, pool, (q, ctx) -> {
-          byte[] bytes = new byte[q.length()];
-          for (int i = 0; i < bytes.length; i++) {
-            bytes[i] = (byte) pattern(q.offset() + i);
-          }
-          return new ReadResp(ByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes));
-        });
-    RpcServer s = server(ops, rpc(Map.of()));
+    RpcServer s = server(payloadOps(pool("rpc-test-io", 2)), rpc(Map.of()));
     RpcClient c = client(s, rpc(Map.of()));
     Random r = new Random(3);
     for (int size : new int[] {0, 1, 4095, 65536, 1 << 20, (4 << 20) + 17}) {
@@ -518,7 +500,31 @@ class RpcTest {
 
   // ---- helpers --------------------------------------------------------------------------------
 
-  private static int pattern(long offset) {
+  /**
+   * Handlers of messages with payloads: a write answers with its length and the CRC32 of its
+   * bytes (xor its offset), a read with {@link #pattern} bytes of its offsets.
+   */
+  static OpTable payloadOps(ExecutorService pool) {
+    return new OpTable()
+        .blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
+          try {
+            CRC32 crc = new CRC32();
+            crc.update(q.payload().nioBuffer());
+            return new WriteResp(q.payload().readableBytes(), crc.getValue() ^ q.offset());
+          } finally {
+            q.release();
+          }
+        })
+        .blocking(ReadReq.class, Access.READ_ONLY, pool, (q, ctx) -> {
+          byte[] bytes = new byte[q.length()];
+          for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) pattern(q.offset() + i);
+          }
+          return new ReadResp(ByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes));
+        });
+  }
+
+  static int pattern(long offset) {
     return (int) (offset * 31 + (offset >>> 8)) & 0xFF;
   }
 
