@@ -239,6 +239,11 @@ final class FileState {
     return unrecorded ? new Recording(size, mtimeNs, killSetid) : null;
   }
 
+  /** Starts sending the buffered writes; {@link #flushWrites} waits for them. */
+  synchronized void sendWrites() {
+    writes.send();
+  }
+
   /** Sends buffered writes; returns the attributes to record, or null if nothing changed. */
   synchronized Recording flushWrites() {
     writes.flush();

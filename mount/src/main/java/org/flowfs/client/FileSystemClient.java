@@ -1006,20 +1006,19 @@ public final class FileSystemClient implements AutoCloseable {
    * something to record. Returns the attributes of the last change made, or null if none was.
    */
   private Attr flush(FileState st, int times, long atimeNs, long mtimeNs) {
-    // the size and mtime are known before the data is out: record them while the data goes, in
-    // parallel (both are done before close returns, as close-to-open needs)
+    // the size and mtime are known before the data is out: record them (on this thread) while the
+    // data goes, in parallel (both are done before close returns, as close-to-open needs)
     FileState.Recording r = st.pendingRecording();
-    SetattrReq record = r == null ? null : record(st.handle, r, times, atimeNs, mtimeNs);
-    CompletableFuture<EntryResp> recording = record == null ? null : peers.meta().call(record);
     Attr last = null;
+    st.sendWrites();
     try {
-      st.flushWrites();
-    } finally {
-      if (recording != null) {
-        last = awaitMeta(recording, record).attr();
+      if (r != null) {
+        last = meta(record(st.handle, r, times, atimeNs, mtimeNs)).attr();
         attrs.put(last);
         st.recorded(r);
       }
+    } finally {
+      st.flushWrites();
     }
     FileState.Recording late = st.pendingRecording(); // written while we recorded
     if (late != null && !late.equals(r)) {

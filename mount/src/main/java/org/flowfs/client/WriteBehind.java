@@ -137,7 +137,8 @@ final class WriteBehind {
     }
   }
 
-  private void send() {
+  /** Sends what is buffered without waiting for it ({@link #flush()} waits). */
+  void send() {
     if (piece == null) {
       return;
     }
