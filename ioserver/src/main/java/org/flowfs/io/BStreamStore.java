@@ -9,8 +9,8 @@ import org.flowfs.common.Handle;
  * datafile per handle, read and written at offsets. A datafile that was never written reads as
  * empty, so a precreated handle costs nothing until it is used.
  *
- * <p>All methods but {@link #isOpen} block on disk and are thread safe; call them from the storage
- * pool, never from an event loop (the I/O server's one exception: small writes to open datafiles). Writes to distinct ranges of a datafile may run concurrently. Failures are
+ * <p>All methods block on disk and are thread safe; call them from the storage pool, never from an
+ * event loop (the I/O server's one exception: small writes, see {@link IoServer}). Writes to distinct ranges of a datafile may run concurrently. Failures are
  * {@link org.flowfs.common.FsException}s (ENOSPC when the disk is full, EIO otherwise).
  *
  * <p>Buffers: {@link #read} appends to {@code dst} (the caller owns it); {@link #write} consumes
@@ -22,13 +22,6 @@ public interface BStreamStore extends AutoCloseable {
 
   /** Writes all of {@code src} at {@code offset}; returns the datafile's size afterwards. */
   long write(Handle h, long offset, ByteBuf src);
-
-  /**
-   * Whether the datafile is open already, so that a write to it opens, creates and renames
-   * nothing: a copy into the page cache, which waits on the disk only when the kernel throttles
-   * dirty pages. Never blocks; may be called from an event loop.
-   */
-  boolean isOpen(Handle h);
 
   /** Sets the datafile's size, creating it if needed. */
   void truncate(Handle h, long size);

@@ -341,11 +341,6 @@ final class FileBStreamStore implements BStreamStore {
   }
 
   @Override
-  public boolean isOpen(Handle h) {
-    return open.getIfPresent(h) != null;
-  }
-
-  @Override
   public long size(Handle h) {
     try {
       Chan c = acquire(h, false);
