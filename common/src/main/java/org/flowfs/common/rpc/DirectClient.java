@@ -104,19 +104,19 @@ public final class DirectClient implements AutoCloseable {
       HasPayload.releaseIfAny(req); // never sent: its payload is still ours
       throw e;
     }
-    boolean keep = false;
+    boolean answered = false;
     try {
       R r = c.call(req, deadline, timeout);
-      keep = true;
+      answered = true;
       return r;
     } catch (FsException e) {
-      keep = CallFailure.stageOf(e) == null; // the server answered with an errno: the connection is fine
+      answered = c.answered; // the server's errno: the connection is fine
       throw e;
     } finally {
-      if (keep) {
+      if (answered) {
         giveBack(c);
       } else {
-        c.close();
+        c.close(); // an answer may still be on its way, or the stream is out of step
       }
     }
   }
@@ -224,6 +224,8 @@ public final class DirectClient implements AutoCloseable {
     private long ids;
     /** Bytes of the current request written so far. */
     private long written;
+    /** Whether the current call's answer came, so the next call may use the connection. */
+    private boolean answered;
     private final ByteBuffer length = ByteBuffer.allocate(Frames.LENGTH_FIELD);
 
     Connection(SocketChannel ch) {
@@ -261,11 +263,14 @@ public final class DirectClient implements AutoCloseable {
       long id = ++ids;
       Class<?> expected = registry.responseTypeOf(req);
       written = 0;
+      answered = false;
       try {
         write(Envelope.request(id, req), deadline);
         Envelope env = read(deadline, "answer to " + req.getClass().getSimpleName());
+        answered = true;
         Message m = env.message();
         if (env.kind() != Envelope.Kind.RESPONSE || env.id() != id) {
+          answered = false;
           env.release();
           throw new FsException(Errno.EPROTO, where() + " sent " + env.kind() + " " + env.id() + " while answer " + id
               + " was awaited");
@@ -274,6 +279,7 @@ public final class DirectClient implements AutoCloseable {
           throw new FsException(Errno.ofCode(e.errno()), peer + ": " + e.detail());
         }
         if (expected != null && !expected.isInstance(m)) {
+          answered = false;
           env.release();
           throw new FsException(Errno.EPROTO, peer + " answered with " + m.getClass().getSimpleName() + ", expected "
               + expected.getSimpleName());
@@ -363,6 +369,10 @@ public final class DirectClient implements AutoCloseable {
       long left = until - System.nanoTime();
       if (left <= 0) {
         throw new Timeout(what);
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        // the selector would not wait for an interrupted thread; the caller gets EINTR
+        throw new FsException(Errno.EINTR, "interrupted while waiting " + what + " (" + peer + ")");
       }
       key.interestOps(ops);
       selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999)));

@@ -175,6 +175,33 @@ class DirectClientTest {
   }
 
   @Test
+  void interruptedCaller_eintrAtOnce_connectionDropped() throws Exception {
+    OpTable ops = new OpTable().async(PingReq.class, Access.READ_ONLY,
+        (q, ctx) -> q.sentNanos() == 1 ? new CompletableFuture<>() : CompletableFuture.completedFuture(new PingResp("d", 0, "v", 5)));
+    DirectClient c = client(server(ops, rpc(Map.of()), new Counters(), 0), rpc(Map.of("rpc.timeout", "20s")));
+    c.call(new PingReq(0));
+    CompletableFuture<FsException> failed = new CompletableFuture<>();
+    Thread caller = new Thread(() -> {
+      try {
+        c.call(new PingReq(1));
+        failed.complete(null);
+      } catch (FsException e) {
+        failed.complete(e);
+      }
+    }, "direct-interrupted");
+    caller.start();
+    Thread.sleep(200); // waiting for the answer that never comes
+    long t0 = System.nanoTime();
+    caller.interrupt();
+    FsException e = failed.get(5, TimeUnit.SECONDS);
+    assertEquals(Errno.EINTR, e.errno());
+    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(2), "not after the 20 s timeout");
+    // the unanswered connection is not handed to the next caller
+    assertEquals(5, c.call(new PingReq(2)).sentNanos());
+    assertEquals(2, c.opened());
+  }
+
+  @Test
   void refusedConnection_notSentEioNamingTheAddress_fast() throws Exception {
     int port;
     try (ServerSocket ss = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
