@@ -1,6 +1,7 @@
 package org.flowfs.client;
 
 import io.netty.buffer.ByteBuf;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.flowfs.common.Layout;
 
@@ -22,4 +23,19 @@ interface DataPath {
    * size.
    */
   CompletableFuture<Void> read(Layout layout, long offset, int length, ByteBuf dst);
+
+  /**
+   * {@link #read}, for a caller that waits for the bytes: done when it returns, at most {@code
+   * timeout} later. When it throws, nothing writes into {@code dst} any more (the caller may free
+   * it). An implementation may move the bytes on the calling thread.
+   */
+  default void readNow(Layout layout, long offset, int length, ByteBuf dst, Duration timeout) {
+    CompletableFuture<Void> f = read(layout, offset, length, dst);
+    try {
+      Await.get(f, timeout);
+    } catch (RuntimeException e) {
+      f.handle((v, t) -> null).join(); // its calls end within their own timeouts
+      throw e;
+    }
+  }
 }

@@ -1,6 +1,7 @@
 package org.flowfs.client;
 
 import io.netty.buffer.ByteBuf;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +27,7 @@ import org.flowfs.common.wire.IoOp.EagerData;
 import org.flowfs.common.wire.IoOp.EagerWriteReq;
 import org.flowfs.common.wire.IoOp.FlowReq;
 import org.flowfs.common.wire.IoOp.ReadReq;
+import org.flowfs.common.wire.IoOp.ReadResp;
 import org.flowfs.common.wire.IoOp.WriteReq;
 import org.flowfs.common.wire.RequestSpec;
 
@@ -146,26 +148,54 @@ final class FlowDataPath implements DataPath {
     for (StripeMap.Run r : StripeMap.runs(layout, offset, length, Long.MAX_VALUE)) {
       Handle h = layout.datafiles().get(r.server());
       counters.increment("path.eager-read.ops");
-      got.add(peers.io(h.ioServer()).call(new ReadReq(h, r.physical(), (int) r.length())).thenAccept(resp -> {
-        try {
-          ByteBuf bytes = resp.payload();
-          int have = bytes.readableBytes();
-          counters.add("path.eager-read.bytes", have);
-          int at = 0;
-          for (StripeMap.Piece p : r.pieces()) {
-            if (at >= have) {
-              break; // past the datafile's end: zeros
-            }
-            int k = Math.min(p.length(), have - at);
-            dst.setBytes(base + p.bufferOffset(), bytes, bytes.readerIndex() + at, k);
-            at += p.length();
-          }
-        } finally {
-          resp.release();
-        }
-      }));
+      got.add(peers.io(h.ioServer()).call(new ReadReq(h, r.physical(), (int) r.length()))
+          .thenAccept(resp -> place(resp, r, dst, base)));
     }
     return CompletableFuture.allOf(got.toArray(CompletableFuture[]::new));
+  }
+
+  /**
+   * A read small enough for the eager path whose bytes all live on one server goes over a
+   * connection of the calling thread's own ({@link org.flowfs.common.rpc.DirectClient}): no event
+   * loop between the reader and the socket. Anything else as {@link #read}.
+   */
+  @Override
+  public void readNow(Layout layout, long offset, int length, ByteBuf dst, Duration timeout) {
+    List<StripeMap.Run> runs = length <= config.eagerReadMax() ? StripeMap.runs(layout, offset, length, Long.MAX_VALUE) : List.of();
+    if (runs.size() != 1) {
+      DataPath.super.readNow(layout, offset, length, dst, timeout);
+      return;
+    }
+    StripeMap.Run r = runs.get(0);
+    Handle h = layout.datafiles().get(r.server());
+    counters.increment("path.eager-read.ops");
+    counters.increment("path.direct-read.ops");
+    ReadResp resp = peers.ioDirect(h.ioServer()).call(new ReadReq(h, r.physical(), (int) r.length()), timeout);
+    int base = dst.writerIndex();
+    dst.ensureWritable(length);
+    dst.setZero(base, length);
+    dst.writerIndex(base + length);
+    place(resp, r, dst, base);
+  }
+
+  /** Copies the bytes of {@code resp}, an answer for run {@code r}, into their places in {@code dst}; releases it. */
+  private void place(ReadResp resp, StripeMap.Run r, ByteBuf dst, int base) {
+    try {
+      ByteBuf bytes = resp.payload();
+      int have = bytes.readableBytes();
+      counters.add("path.eager-read.bytes", have);
+      int at = 0;
+      for (StripeMap.Piece p : r.pieces()) {
+        if (at >= have) {
+          break; // past the datafile's end: zeros
+        }
+        int k = Math.min(p.length(), have - at);
+        dst.setBytes(base + p.bufferOffset(), bytes, bytes.readerIndex() + at, k);
+        at += p.length();
+      }
+    } finally {
+      resp.release();
+    }
   }
 
   /**

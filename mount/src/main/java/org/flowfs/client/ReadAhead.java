@@ -75,7 +75,7 @@ final class ReadAhead {
     boolean sequential = window > 0 && (offset == lastEnd || covered(offset)); // window 0: read-ahead off
     lastEnd = offset + length;
     if (window <= 0 || !sequential) {
-      Await.get(path.read(layout, offset, length, dst), timeout);
+      path.readNow(layout, offset, length, dst, timeout);
       return;
     }
     long k = offset / window;
@@ -109,7 +109,7 @@ final class ReadAhead {
       int n = (int) Math.min(end - pos, (long) w.length - at);
       if (n <= 0) {
         // the window was fetched when the file was shorter: read the rest directly
-        Await.get(path.read(layout, pos, (int) (end - pos), dst), timeout);
+        path.readNow(layout, pos, (int) (end - pos), dst, timeout);
         break;
       }
       dst.writeBytes(w.data, at, n);
@@ -129,12 +129,11 @@ final class ReadAhead {
   ByteBuf block(long start, int length, long readerEnd) {
     lastEnd = readerEnd;
     ByteBuf b = alloc.directBuffer(length);
-    CompletableFuture<Void> ready = path.read(layout, start, length, b);
     try {
-      Await.get(ready, timeout);
+      path.readNow(layout, start, length, b, timeout);
       return b;
     } catch (RuntimeException e) {
-      ready.whenComplete((v, err) -> b.release()); // not while an answer may still be written into it
+      b.release(); // nothing writes into it any more
       throw e;
     }
   }

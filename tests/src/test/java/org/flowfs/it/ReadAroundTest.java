@@ -73,8 +73,11 @@ class ReadAroundTest {
     byte[] data = randomFile("around.bin", 1);
     long reads = fs.counter("fuse.read");
     long stores = fs.counter("read-around.stores");
+    long direct = fs.counter("path.direct-read.ops");
     assertArrayEquals(data, readShuffled("around.bin", "os.O_RDONLY"));
     long fuseReads = fs.counter("fuse.read") - reads;
+    // each block read around lives on one server: read on the FUSE thread's own connection
+    assertTrue(fs.counter("path.direct-read.ops") - direct >= 16, "blocks read directly: " + (fs.counter("path.direct-read.ops") - direct));
     // 16 blocks of 64 KiB: without read-around each of the 256 pages is a FUSE read of its own
     assertTrue(fuseReads <= PAGES / 4, "256 random page reads took " + fuseReads + " FUSE reads");
     assertTrue(fs.counter("read-around.stores") - stores >= 16, "pages stored around the misses");

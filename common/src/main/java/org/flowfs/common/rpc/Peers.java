@@ -11,15 +11,19 @@ public final class Peers implements AutoCloseable {
   private final RpcClient meta;
   private final DirectClient metaDirect;
   private final List<RpcClient> io;
+  private final List<DirectClient> ioDirect;
 
   public Peers(FlowFsConfig config, NetRuntime net) {
     this.meta = new RpcClient("metaserver", net, config.meta().address(), config.rpc(), MessageRegistry.DEFAULT);
     this.metaDirect = new DirectClient("metaserver", config.meta().address(), config.rpc(), MessageRegistry.DEFAULT);
     List<RpcClient> l = new ArrayList<>();
+    List<DirectClient> d = new ArrayList<>();
     for (IoServerConfig s : config.ioServers()) {
       l.add(new RpcClient("ioserver " + s.id(), net, s.address(), config.rpc(), MessageRegistry.DEFAULT));
+      d.add(new DirectClient("ioserver " + s.id(), s.address(), config.rpc(), MessageRegistry.DEFAULT));
     }
     this.io = List.copyOf(l);
+    this.ioDirect = List.copyOf(d);
   }
 
   public RpcClient meta() {
@@ -35,6 +39,11 @@ public final class Peers implements AutoCloseable {
     return io.get(id);
   }
 
+  /** I/O server {@code id}, for callers that wait for each answer on their own thread. */
+  public DirectClient ioDirect(int id) {
+    return ioDirect.get(id);
+  }
+
   public int ioCount() {
     return io.size();
   }
@@ -44,5 +53,6 @@ public final class Peers implements AutoCloseable {
     meta.close();
     metaDirect.close();
     io.forEach(RpcClient::close);
+    ioDirect.forEach(DirectClient::close);
   }
 }
