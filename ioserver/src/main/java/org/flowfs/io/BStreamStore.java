@@ -9,8 +9,8 @@ import org.flowfs.common.Handle;
  * datafile per handle, read and written at offsets. A datafile that was never written reads as
  * empty, so a precreated handle costs nothing until it is used.
  *
- * <p>All methods block on disk and are thread safe; call them from the storage pool, never from an
- * event loop (the I/O server's one exception: small writes, see {@link IoServer}). Writes to distinct ranges of a datafile may run concurrently. Failures are
+ * <p>All methods block on disk and are thread safe; call them from the storage pool, never from
+ * an event loop. Writes to distinct ranges of a datafile may run concurrently. Failures are
  * {@link org.flowfs.common.FsException}s (ENOSPC when the disk is full, EIO otherwise).
  *
  * <p>Buffers: {@link #read} appends to {@code dst} (the caller owns it); {@link #write} consumes

@@ -8,7 +8,6 @@ import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 import org.flowfs.common.Counters;
 import org.flowfs.common.DirLock;
 import org.flowfs.common.Errno;
@@ -19,7 +18,6 @@ import org.flowfs.common.Version;
 import org.flowfs.common.config.FlowFsConfig;
 import org.flowfs.common.config.IoServerConfig;
 import org.flowfs.common.rpc.Access;
-import org.flowfs.common.rpc.CallContext;
 import org.flowfs.common.rpc.NetRuntime;
 import org.flowfs.common.rpc.OpTable;
 import org.flowfs.common.rpc.RpcServer;
@@ -66,15 +64,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One I/O server: its storage directory, its handle range, and the operations on its datafiles,
- * served over the network. Disk work runs on the {@code io-store-N} pool, never on event loops, with
- * one exception: a write of at most {@link #INLINE_WRITE_MAX} bytes runs on the event loop that
- * read it, and its answer goes out from there. Such a write is a copy into the page cache, and,
- * for a new datafile, a rename from the datafile pool and an open: cached metadata operations of
- * the local file system. The two hand-overs between threads the pool would cost take longer than
- * that on a small machine: on 2 cores, 4 KiB random writes through a mount went from about 9,000
- * to 11,600 a second (p99 from about 610 to 370 us), and the I/O servers' CPU time per small file
- * created halved. What it risks: a loop waits when the kernel throttles dirty pages or must read
- * a directory block to open a datafile that is not open.
+ * served over the network. Disk work runs on the {@code io-store-N} pool, never on event loops.
  */
 public final class IoServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(IoServer.class);
@@ -95,8 +85,6 @@ public final class IoServer implements AutoCloseable {
   private static final AttributeKey<AtomicInteger> FLOWS = AttributeKey.valueOf(IoServer.class, "flows");
   /** Flows one connection may have in service at once; more are refused with EAGAIN. */
   static final int MAX_FLOWS_PER_CONNECTION = 128;
-  /** The largest write that runs on an event loop rather than the pool. */
-  static final int INLINE_WRITE_MAX = 64 * 1024;
   /** The largest flow: a client's buffer holds at most this many bytes. */
   static final long MAX_FLOW_BYTES = Integer.MAX_VALUE;
 
@@ -152,18 +140,6 @@ public final class IoServer implements AutoCloseable {
     return counters;
   }
 
-  /** Whether a write of {@code length} bytes runs on the event loop (see the class comment). */
-  private static boolean inlineWrite(long length) {
-    return length <= INLINE_WRITE_MAX;
-  }
-
-  /** Counts a write that ran on an event loop ({@code writes.inline}). */
-  private void countInline(CallContext ctx) {
-    if (ctx.channel().eventLoop().inEventLoop()) {
-      counters.increment("writes.inline");
-    }
-  }
-
   private OpTable ops() {
     OpTable t = new OpTable();
     t.async(PingReq.class, Access.READ_ONLY, (q, ctx) ->
@@ -172,11 +148,10 @@ public final class IoServer implements AutoCloseable {
         CompletableFuture.completedFuture(new StatsResp("ioserver", id, counters.snapshot())));
     t.blocking(PrecreateReq.class, Access.MODIFY, pool, (q, ctx) -> new HandlesResp(allocator.allocate(q.count())));
     // the short write: the data rides in the request
-    t.blocking(WriteReq.class, Access.MODIFY, pool, q -> inlineWrite(q.payload().readableBytes()), (q, ctx) -> {
+    t.blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
       try {
         int n = q.payload().readableBytes();
         long size = store.write(checked(q.handle()), q.offset(), q.payload());
-        countInline(ctx);
         counters.add("bytes.written", n);
         counters.increment("path.short.ops");
         counters.add("path.short.bytes", n);
@@ -188,13 +163,12 @@ public final class IoServer implements AutoCloseable {
     // the eager write: request, then the data message, then this answer
     t.async(EagerWriteReq.class, Access.MODIFY, (q, ctx) -> {
       Handle h = checked(q.handle());
-      Function<ByteBuf, WriteResp> write = data -> {
+      return eager.expect(ctx.channel(), q.tag()).thenApplyAsync(data -> {
         try {
           if (data.readableBytes() != q.length()) {
             throw new FsException(Errno.EINVAL, "eager write announced " + q.length() + " bytes, sent " + data.readableBytes());
           }
           long size = store.write(h, q.offset(), data);
-          countInline(ctx);
           counters.add("bytes.written", q.length());
           counters.increment("path.eager-write.ops");
           counters.add("path.eager-write.bytes", q.length());
@@ -202,10 +176,7 @@ public final class IoServer implements AutoCloseable {
         } finally {
           data.release();
         }
-      };
-      CompletableFuture<ByteBuf> data = eager.expect(ctx.channel(), q.tag());
-      // the data arrives on the event loop: the write runs there too when it may
-      return inlineWrite(q.length()) ? data.thenApply(write) : data.thenApplyAsync(write, pool);
+      }, pool);
     });
     // flows: the handshake answers, then the flow moves the data
     t.async(FlowReq.class, Access.MODIFY, (q, ctx) -> {

@@ -136,31 +136,6 @@ class IoServerTest {
   }
 
   @Test
-  void smallWrites_runOnTheEventLoop_largerOnesOnThePool() throws Exception {
-    Handle h = precreate();
-    byte[] data = new byte[IoServer.INLINE_WRITE_MAX + 1];
-    new Random(2).nextBytes(data);
-    // the first write creates the datafile (from the pool of empty ones), on the event loop too
-    call(new WriteReq(h, 0, ByteBufAllocator.DEFAULT.directBuffer().writeBytes(data, 0, 4096)));
-    call(new WriteReq(h, 4096, ByteBufAllocator.DEFAULT.directBuffer().writeBytes(data, 4096, 4096)));
-    call(new WriteReq(h, 8192, ByteBufAllocator.DEFAULT.directBuffer().writeBytes(data, 8192, IoServer.INLINE_WRITE_MAX - 8192)));
-    assertEquals(3L, inlineWrites());
-    // larger: the pool
-    call(new WriteReq(h, 0, ByteBufAllocator.DEFAULT.directBuffer().writeBytes(data)));
-    assertEquals(3L, inlineWrites());
-    assertArrayEquals(data, read(h, 0, data.length));
-    // a write that fails on the event loop (past the largest file the disk holds) answers with
-    // its errno, and the connection carries on
-    ExecutionException e = assertThrows(ExecutionException.class, () -> write(h, Long.MAX_VALUE - 100, new byte[10]));
-    assertEquals(Errno.EFBIG, assertInstanceOf(FsException.class, e.getCause()).errno());
-    assertArrayEquals(data, read(h, 0, data.length));
-  }
-
-  private long inlineWrites() throws Exception {
-    return call(new StatsReq()).counters().getOrDefault("writes.inline", 0L);
-  }
-
-  @Test
   void sizes_inOrderAndZeroForNeverWritten() throws Exception {
     Handle a = precreate();
     Handle b = precreate();

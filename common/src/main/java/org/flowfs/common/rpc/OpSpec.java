@@ -2,7 +2,6 @@ package org.flowfs.common.rpc;
 
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.function.Predicate;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.Req;
 
@@ -12,27 +11,14 @@ import org.flowfs.common.wire.Req;
  *
  * @param executor where the handler runs; null runs it on the event loop, for handlers that
  *     never block
- * @param inline which requests run on the event loop that read them even though the operation
- *     has an executor: those whose work is known to be short and not to wait on a disk (a copy
- *     into the page cache), for which the two hand-overs between threads cost more than the work;
- *     null for none. Asked on the event loop: it must be cheap and never block.
  */
 public record OpSpec<Q extends Req<R>, R extends Message>(
-    Class<Q> type, Access access, Executor executor, Predicate<? super Q> inline, Handler<Q, R> handler) {
-
-  public OpSpec(Class<Q> type, Access access, Executor executor, Handler<Q, R> handler) {
-    this(type, access, executor, null, handler);
-  }
+    Class<Q> type, Access access, Executor executor, Handler<Q, R> handler) {
 
   /** Serves one request; may complete later. Failures become an errno answer. */
   @FunctionalInterface
   public interface Handler<Q, R> {
     CompletionStage<R> handle(Q request, CallContext ctx) throws Exception;
-  }
-
-  /** Whether {@code request} (of this operation's type) runs on the event loop that read it. */
-  boolean runsInline(Message request) {
-    return executor == null || inline != null && inline.test(type.cast(request));
   }
 
   public String name() {

@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.BiFunction;
-import java.util.function.Predicate;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.Req;
 
@@ -25,16 +24,6 @@ public final class OpTable {
   public <Q extends Req<R>, R extends Message> OpTable blocking(
       Class<Q> type, Access access, Executor executor, BiFunction<Q, CallContext, R> handler) {
     return add(new OpSpec<>(type, access, executor,
-        (q, ctx) -> CompletableFuture.completedFuture(handler.apply(q, ctx))));
-  }
-
-  /**
-   * Adds a blocking handler that runs on {@code executor}, or on the event loop for the requests
-   * {@code inline} picks (see {@link OpSpec#inline}).
-   */
-  public <Q extends Req<R>, R extends Message> OpTable blocking(
-      Class<Q> type, Access access, Executor executor, Predicate<? super Q> inline, BiFunction<Q, CallContext, R> handler) {
-    return add(new OpSpec<>(type, access, executor, inline,
         (q, ctx) -> CompletableFuture.completedFuture(handler.apply(q, ctx))));
   }
 

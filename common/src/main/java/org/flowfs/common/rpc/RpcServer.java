@@ -290,16 +290,11 @@ public final class RpcServer implements AutoCloseable {
       if (inFlight >= MAX_IN_FLIGHT || inFlightBytes >= MAX_IN_FLIGHT_BYTES) {
         ctx.channel().config().setAutoRead(false);
       }
-      if (!held.isEmpty()) {
+      if (!held.isEmpty() || !canRun(ctx, spec)) {
         hold(ctx, new Held(spec, env, bytes));
         return;
       }
-      boolean inline = spec.runsInline(env.message());
-      if (!canRun(ctx, inline)) {
-        hold(ctx, new Held(spec, env, bytes));
-        return;
-      }
-      dispatch(ctx, spec, env, bytes, inline);
+      dispatch(ctx, spec, env, bytes);
     }
 
     /**
@@ -307,8 +302,8 @@ public final class RpcServer implements AutoCloseable {
      * pile up here), and not past the connection's share of an executor (one peer's pipeline must
      * not queue ahead of everyone else's requests).
      */
-    private boolean canRun(ChannelHandlerContext ctx, boolean inline) {
-      return ctx.channel().isWritable() && (inline || executing < MAX_EXECUTING);
+    private boolean canRun(ChannelHandlerContext ctx, OpSpec<?, ?> spec) {
+      return ctx.channel().isWritable() && (spec.executor() == null || executing < MAX_EXECUTING);
     }
 
     private void hold(ChannelHandlerContext ctx, Held h) {
@@ -321,15 +316,14 @@ public final class RpcServer implements AutoCloseable {
       try {
         while (!held.isEmpty()) {
           Held h = held.peek();
-          boolean inline = h.spec() == null || h.spec().runsInline(h.env().message());
-          if (h.spec() != null && !canRun(ctx, inline)) {
+          if (h.spec() != null && !canRun(ctx, h.spec())) {
             break;
           }
           held.poll();
           if (h.spec() == null) {
             oneway.onMessage(h.env(), ctx.channel());
           } else {
-            dispatch(ctx, h.spec(), h.env(), h.bytes(), inline);
+            dispatch(ctx, h.spec(), h.env(), h.bytes());
           }
         }
       } catch (Exception e) {
@@ -337,8 +331,8 @@ public final class RpcServer implements AutoCloseable {
       }
     }
 
-    private void dispatch(ChannelHandlerContext ctx, OpSpec<?, ?> spec, Envelope env, long bytes, boolean inline) {
-      if (inline) {
+    private void dispatch(ChannelHandlerContext ctx, OpSpec<?, ?> spec, Envelope env, long bytes) {
+      if (spec.executor() == null) {
         run(ctx, spec, env, bytes, false);
       } else {
         executing++;

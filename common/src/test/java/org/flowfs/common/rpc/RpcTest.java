@@ -1,7 +1,6 @@
 package org.flowfs.common.rpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -24,9 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -151,41 +148,6 @@ class RpcTest {
       assertEquals(Map.of("n", 1L), f.get(5, TimeUnit.SECONDS).counters());
     }
     assertEquals(n, served.get());
-  }
-
-  @Test
-  void inlinePredicate_picksRequestsThatRunOnTheEventLoop_othersWaitForThePool() throws Exception {
-    ExecutorService pool = pool("rpc-test-pool", 1);
-    CountDownLatch release = new CountDownLatch(1);
-    ConcurrentHashMap<Long, String> threads = new ConcurrentHashMap<>();
-    // even requests run inline; odd ones on the pool, where they wait for the latch
-    OpTable ops = new OpTable().blocking(PingReq.class, Access.READ_ONLY, pool, q -> q.sentNanos() % 2 == 0, (q, ctx) -> {
-      threads.put(q.sentNanos(), Thread.currentThread().getName());
-      if (q.sentNanos() % 2 != 0) {
-        try {
-          release.await(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-      return new PingResp("p", 1, "v", q.sentNanos());
-    });
-    RpcClient c = client(server(ops, rpc(Map.of())), rpc(Map.of("rpc.connections", "1")));
-    CompletableFuture<PingResp> blocked = c.call(new PingReq(1));
-    List<CompletableFuture<PingResp>> inline = new ArrayList<>();
-    for (long i = 2; i <= 40; i += 2) {
-      inline.add(c.call(new PingReq(i)));
-    }
-    // the pool's one thread is stuck: the inline requests are answered all the same
-    CompletableFuture.allOf(inline.toArray(new CompletableFuture<?>[0])).get(5, TimeUnit.SECONDS);
-    assertFalse(blocked.isDone());
-    release.countDown();
-    assertEquals(1, blocked.get(5, TimeUnit.SECONDS).sentNanos());
-    for (long i = 2; i <= 40; i += 2) {
-      assertTrue(threads.get(i).startsWith("rpc-test-"), i + " ran on " + threads.get(i));
-      assertFalse(threads.get(i).startsWith("rpc-test-pool"), i + " ran on " + threads.get(i));
-    }
-    assertTrue(threads.get(1L).startsWith("rpc-test-pool"), "1 ran on " + threads.get(1L));
   }
 
   @Test
