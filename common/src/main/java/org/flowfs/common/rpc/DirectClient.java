@@ -137,7 +137,11 @@ public final class DirectClient implements AutoCloseable {
   }
 
   private void giveBack(Connection c) {
-    if (closed || idleCount.incrementAndGet() > MAX_IDLE) {
+    if (closed) {
+      c.close();
+      return;
+    }
+    if (idleCount.incrementAndGet() > MAX_IDLE) {
       idleCount.decrementAndGet();
       c.close();
       return;
@@ -295,7 +299,7 @@ public final class DirectClient implements AutoCloseable {
         throw CallFailure.eio(written == 0 ? CallFailure.Stage.NOT_SENT : CallFailure.Stage.LOST,
             "connection to " + peer + " lost: " + e.getMessage());
       } catch (FsException e) {
-        if (e.errno() == Errno.EPROTO) { // the stream cannot be trusted after this
+        if (!answered && e.errno() == Errno.EPROTO) { // ours: the stream cannot be trusted after this
           throw CallFailure.eio(CallFailure.Stage.LOST, e.getMessage());
         }
         throw e; // the server's errno

@@ -78,6 +78,9 @@ class DirectClientTest {
 
   private static OpTable pings() {
     return new OpTable().async(PingReq.class, Access.READ_ONLY, (q, ctx) -> {
+      if (q.sentNanos() == -9) {
+        throw new FsException(Errno.EPROTO, "a protocol error the server reports");
+      }
       if (q.sentNanos() < 0) {
         throw new FsException(Errno.ENOENT, "no such ping " + q.sentNanos());
       }
@@ -97,6 +100,8 @@ class DirectClientTest {
     assertEquals(Errno.ENOENT, e.errno());
     assertTrue(e.getMessage().contains("no such ping -7"), e.getMessage());
     assertEquals(null, CallFailure.stageOf(e), "an answer, not a failed call");
+    FsException proto = assertThrows(FsException.class, () -> c.call(new PingReq(-9)));
+    assertEquals(Errno.EPROTO, proto.errno(), "the server's errno, as it sent it");
     assertEquals(8, c.call(new PingReq(4)).sentNanos());
     assertEquals(1, c.opened());
     assertEquals(1L, counters.snapshot().get("connections.authenticated"));
