@@ -168,7 +168,7 @@ public final class DirectClient implements AutoCloseable {
     }
     try {
       c.connect(until);
-      Envelope challenge = c.read(until, "membership challenge");
+      Envelope challenge = c.read(until, "for the membership challenge");
       if (challenge.kind() != Envelope.Kind.ONEWAY || !(challenge.message() instanceof AuthChallenge ch)) {
         challenge.release();
         throw new FsException(Errno.EPROTO, where() + " sent " + challenge.message().getClass().getSimpleName()
@@ -176,7 +176,7 @@ public final class DirectClient implements AutoCloseable {
       }
       byte[] nonce = Membership.nonce();
       c.write(Envelope.request(0, new AuthReq(nonce, membership.clientProof(ch.server(), ch.nonce(), nonce))), until);
-      Envelope answer = c.read(until, "membership answer");
+      Envelope answer = c.read(until, "for the membership answer");
       Message m = answer.message();
       if (m instanceof ErrorResp e) {
         Errno errno = Errno.ofCode(e.errno());
@@ -270,7 +270,7 @@ public final class DirectClient implements AutoCloseable {
       answered = false;
       try {
         write(Envelope.request(id, req), deadline);
-        Envelope env = read(deadline, "answer to " + req.getClass().getSimpleName());
+        Envelope env = read(deadline, "for the answer");
         answered = true;
         Message m = env.message();
         if (env.kind() != Envelope.Kind.RESPONSE || env.id() != id) {
@@ -279,14 +279,13 @@ public final class DirectClient implements AutoCloseable {
           throw new FsException(Errno.EPROTO, where() + " sent " + env.kind() + " " + env.id() + " while answer " + id
               + " was awaited");
         }
-        if (m instanceof ErrorResp e) {
-          throw new FsException(Errno.ofCode(e.errno()), peer + ": " + e.detail());
-        }
-        if (expected != null && !expected.isInstance(m)) {
-          answered = false;
-          env.release();
-          throw new FsException(Errno.EPROTO, peer + " answered with " + m.getClass().getSimpleName() + ", expected "
-              + expected.getSimpleName());
+        FsException failed = RpcClient.failureOf(peer, m, expected);
+        if (failed != null) {
+          if (!(m instanceof ErrorResp)) { // not the server's errno: an answer of the wrong type
+            answered = false;
+            env.release();
+          }
+          throw failed;
         }
         @SuppressWarnings("unchecked")
         R r = (R) m;
@@ -331,7 +330,7 @@ public final class DirectClient implements AutoCloseable {
       }
     }
 
-    /** Reads one frame and decodes it; {@code what} names it in errors. */
+    /** Reads one frame and decodes it; {@code what} says what is awaited, in errors ("for the answer"). */
     Envelope read(long until, String what) {
       try {
         length.clear();
@@ -363,7 +362,7 @@ public final class DirectClient implements AutoCloseable {
           throw new IOException(where() + " closed the connection");
         }
         if (n == 0) {
-          await(SelectionKey.OP_READ, until, "for the " + what);
+          await(SelectionKey.OP_READ, until, what);
         }
       }
     }

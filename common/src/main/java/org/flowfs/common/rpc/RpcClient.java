@@ -226,6 +226,22 @@ public final class RpcClient implements AutoCloseable {
     }
   }
 
+  /**
+   * What answer {@code m} from {@code peer}, to a request answered by {@code expected} (null: any),
+   * means as a failure: the server's errno, or EPROTO for an answer of another type; null when it
+   * is the answer.
+   */
+  static FsException failureOf(String peer, Message m, Class<?> expected) {
+    if (m instanceof ErrorResp e) {
+      return new FsException(Errno.ofCode(e.errno()), peer + ": " + e.detail());
+    }
+    if (expected != null && !expected.isInstance(m)) {
+      return new FsException(Errno.EPROTO, peer + " answered with " + m.getClass().getSimpleName() + ", expected "
+          + expected.getSimpleName());
+    }
+    return null;
+  }
+
   /** A connected channel and the calls waiting for answers on it. */
   private record Link(Channel channel, Map<Long, Pending> pending) {}
 
@@ -490,12 +506,12 @@ public final class RpcClient implements AutoCloseable {
         }
         p.timer.cancel(false);
         Message m = env.message();
-        if (m instanceof ErrorResp e) {
-          p.future.completeExceptionally(new FsException(Errno.ofCode(e.errno()), peer + ": " + e.detail()));
-        } else if (p.expected != null && !p.expected.isInstance(m)) {
-          env.release();
-          p.future.completeExceptionally(new FsException(Errno.EPROTO,
-              peer + " answered with " + m.getClass().getSimpleName() + ", expected " + p.expected.getSimpleName()));
+        FsException failed = failureOf(peer, m, p.expected);
+        if (failed != null) {
+          if (!(m instanceof ErrorResp)) {
+            env.release();
+          }
+          p.future.completeExceptionally(failed);
         } else if (!p.future.complete(m)) {
           env.release(); // the caller cancelled: nobody else will release a payload
         }
