@@ -1,0 +1,54 @@
+package org.flowfs.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** The JVM flags of each daemon, as {@code bin/flowfs} gives them and as {@link RoleProcess} does: in step. */
+class RoleProcessTest {
+  private static final Pattern CASE = Pattern.compile("^\\s*(\\w+)\\) heap=\"([^\"]*)\"", Pattern.MULTILINE);
+
+  /** The -X flags {@code bin/flowfs} gives {@code role}. */
+  private static Set<String> launcherFlags(String role) throws IOException {
+    String script = Files.readString(Path.of("..", "bin", "flowfs"));
+    Matcher m = CASE.matcher(script);
+    while (m.find()) {
+      if (m.group(1).equals(role)) {
+        return new TreeSet<>(Arrays.asList(m.group(2).trim().split("\\s+")));
+      }
+    }
+    throw new AssertionError("bin/flowfs has no heap line for " + role);
+  }
+
+  private static Set<String> roleProcessFlags(String role) {
+    return RoleProcess.command(List.of(role, "--config", "x.conf")).stream()
+        .filter(a -> a.startsWith("-X"))
+        .collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  @Test
+  void everyDaemon_getsTheSameFlags_fromTheLauncherAndFromRoleProcess() throws IOException {
+    for (String role : List.of("metaserver", "ioserver", "mount")) {
+      assertEquals(launcherFlags(role), roleProcessFlags(role), role);
+    }
+  }
+
+  @Test
+  void onlyTheIoServer_runsOnC1Alone() {
+    assertTrue(roleProcessFlags("ioserver").contains("-XX:TieredStopAtLevel=1"));
+    assertTrue(roleProcessFlags("metaserver").stream().noneMatch(f -> f.startsWith("-XX:TieredStopAtLevel")));
+    assertTrue(roleProcessFlags("mount").stream().noneMatch(f -> f.startsWith("-XX:TieredStopAtLevel")));
+    assertTrue(RoleProcess.command("256m", List.of("ioserver", "--id", "0")).contains("-XX:TieredStopAtLevel=1"));
+  }
+}
