@@ -38,34 +38,16 @@ public final class RoleProcess {
     };
   }
 
-  /**
-   * The compiler flags {@code bin/flowfs} gives a subcommand: an I/O server runs on C1 alone
-   * ({@code -XX:TieredStopAtLevel=1}). Its time goes to the kernel (file and socket I/O), and C2
-   * never stopped compiling its paths: 38-49% of an I/O server's CPU in a sequential read after
-   * several GiB had gone through it was C2 (perf), 5,600 methods and 32 s of compile time in its
-   * life. Measured on the process shape, 1 GiB dd write and cold read per round, six rounds from a
-   * fresh start: with C1 alone each I/O server used 1,000-1,100 ms of CPU per round from round 3 on
-   * (1,500-1,900 with C2 at round 6), and the mount wrote 510-535 MB/s and read 430-490 (C2:
-   * 380-395 and 340-360). The metadata server keeps C2: its work is Java (MapDB's B-trees), and on
-   * C1 alone it used 30-70% more CPU per create. The mount keeps C2 too (no gain measured).
-   */
-  public static List<String> jitFlags(String subcommand) {
-    return subcommand.equals("ioserver") ? List.of("-XX:TieredStopAtLevel=1") : List.of();
-  }
-
   /** {@link #command(String, List)} with the heap {@code bin/flowfs} gives the subcommand. */
   public static List<String> command(List<String> args) {
     String heap = defaultHeap(args.get(0));
-    List<String> flags = new ArrayList<>(jitFlags(args.get(0)));
-    if (preTouched(args.get(0))) {
-      flags.addAll(List.of("-Xms" + heap, "-XX:+AlwaysPreTouch"));
-    }
-    return java(heap, flags, Main.class.getName(), args);
+    List<String> touch = preTouched(args.get(0)) ? List.of("-Xms" + heap, "-XX:+AlwaysPreTouch") : List.of();
+    return java(heap, touch, Main.class.getName(), args);
   }
 
-  /** {@code java <flags> -cp <this classpath> org.flowfs.cli.Main args...}, with the subcommand's {@link #jitFlags}. */
+  /** {@code java <flags> -cp <this classpath> org.flowfs.cli.Main args...} */
   public static List<String> command(String heap, List<String> args) {
-    return java(heap, jitFlags(args.get(0)), Main.class.getName(), args);
+    return java(heap, Main.class.getName(), args);
   }
 
   /** {@code java <flags> -cp <this classpath> mainClass args...}: the flags FlowFS's JVMs need. */
