@@ -41,9 +41,12 @@ import org.slf4j.LoggerFactory;
  * event loop is applied and committed right there, as a group of one, and completes before
  * {@code submit} returns: an idle writer would take it up alone anyway, and the two hand-overs
  * between threads (to the writer, and back to the event loop) cost more than the commit on a busy
- * small machine. Mutations that arrive while a group is being applied queue up for the writer as
- * before, so groups still form under load. Groups never overlap: one runs at a time, on the
- * writer or inline.
+ * small machine. Such a commit only hands its record to the operating system; a commit that may wait
+ * for the disk ({@link Transaction#waitsForDisk}: every commit forced to disk, or a full log to
+ * checkpoint) never runs on an event loop, which would wait with every other connection of that
+ * loop. Mutations that arrive while a
+ * group is being applied queue up for the writer as before, so groups still form under load.
+ * Groups never overlap: one runs at a time, on the writer or inline.
  *
  * <p>Thread safe.
  */
@@ -57,6 +60,14 @@ final class GroupCommit {
 
     /** Forgets everything applied since the last commit. */
     void rollback();
+
+    /**
+     * Whether the next commit may wait for the disk (it forces the log, or checkpoints a full one):
+     * then it does not run on an event loop.
+     */
+    default boolean waitsForDisk() {
+      return false;
+    }
   }
 
   private final Pending<Void> stop = new Pending<>(null, null);
@@ -92,13 +103,13 @@ final class GroupCommit {
 
   /**
    * Queues {@code op}, or applies and commits it at once when called on an event loop while the
-   * writer is idle; after {@link #close(long)} the future fails with EIO. Never waits for other
+   * writer is idle and the commit does not wait for the disk; after {@link #close(long)} the future fails with EIO. Never waits for other
    * mutations.
    */
   <T> CompletableFuture<T> submit(Function<Namespace, T> op) {
     Executor origin = ThreadExecutorMap.currentExecutor();
     Pending<T> p = new Pending<>(op, origin);
-    boolean here = origin != null && queue.isEmpty() && !running.isHeldByCurrentThread() && running.tryLock();
+    boolean here = origin != null && !tx.waitsForDisk() && queue.isEmpty() && !running.isHeldByCurrentThread() && running.tryLock();
     try {
       synchronized (admission) {
         if (!accepting) {
@@ -118,6 +129,21 @@ final class GroupCommit {
     inlined.incrementAndGet();
     p.complete();
     return p.future;
+  }
+
+  /**
+   * Runs {@code r} while no group is applied or committed, by the writer or inline; meanwhile the
+   * writer waits and an event loop queues its mutations for the writer rather than wait. For work
+   * on the store that must not overlap a commit and that an event loop must not wait for (a
+   * checkpoint).
+   */
+  void exclusive(Runnable r) {
+    running.lock();
+    try {
+      r.run();
+    } finally {
+      running.unlock();
+    }
   }
 
   /** Mutations applied on the event loop that submitted them (for tests). */

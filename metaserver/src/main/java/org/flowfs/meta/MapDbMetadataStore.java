@@ -135,7 +135,13 @@ public final class MapDbMetadataStore extends NamespaceStore {
         db.rollback();
         tables.rolledBack();
       }
+
+      @Override
+      public boolean waitsForDisk() {
+        return syncInterval.isZero() || volume.nearlyFull();
+      }
     }, commitBatch, done);
+    volume.checkpointsThrough(writer::exclusive); // no commit on an event loop waits for a checkpoint
   }
 
   /** MapDB's transactional store over a {@link RedoVolume} (see there why not fileDB's volume). */

@@ -15,7 +15,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 import org.mapdb.DataInput2;
 import org.mapdb.volume.Volume;
@@ -51,8 +53,18 @@ import org.mapdb.volume.Volume;
  *
  * <p>The redo file is locked while the volume is open (it, not the store file, whose channel an
  * interrupted reader may close; see {@link #io}). {@link #truncate} and {@link #clear} are not
- * used by MapDB's transactional store; they work but are not atomic. Thread safe: reads share a
- * lock, writes, syncs and checkpoints take it exclusively.
+ * used by MapDB's transactional store; they work but are not atomic.
+ *
+ * <p><b>Threads.</b> Reads share a lock; writes take it exclusively, and so do syncs and
+ * checkpoints, but only for their work in memory and their writes into the page cache: none holds
+ * it while it waits for the disk (a forced log, pages written in place and forced), so a read (a
+ * metadata server answers lookups on its network event loops) never waits for the disk behind a
+ * sync or a checkpoint. Syncs and checkpoints exclude each other with a lock of their own. A
+ * checkpoint writes in place only logged pages, which no reader reads from the file, and takes
+ * them out of the logged pages (into the clean-page cache) only afterwards, under the exclusive
+ * lock. The periodic checkpoint runs through a gate ({@link #checkpointsThrough}): the metadata
+ * store's writer lets it run while no commit is under way, so that no commit on an event loop
+ * waits for it either.
  *
  * <p><b>Reads</b> come from the pages buffered since the last checkpoint, else from a cache of
  * clean pages ({@value #CLEAN_SLOTS} slots, one page each, a page's slot fixed by its number),
@@ -85,6 +97,10 @@ final class RedoVolume extends Volume {
   private final FileChannel redo;
   private final FileLock fileLock;
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+  /** Held by a sync and by a checkpoint, for their whole length: one at a time. */
+  private final ReentrantLock syncing = new ReentrantLock();
+  /** What the periodic checkpoint runs through (see {@link #checkpointsThrough}). */
+  private volatile Consumer<Runnable> gate = Runnable::run;
   /** Page number to its new content, written since the last sync; guarded by lock. */
   private final Map<Long, byte[]> dirty = new HashMap<>();
   /** Pages synced (in the log) but not yet written in place; guarded by lock. */
@@ -95,9 +111,10 @@ final class RedoVolume extends Volume {
 
   /**
    * Clean pages: slot {@code pageNo % CLEAN_SLOTS}. Filled by readers (under the read lock, so
-   * no checkpoint writes the file meanwhile) and by checkpoints; a page buffered in {@link #dirty}
-   * or {@link #logged} is read from there, so its slot may hold an older copy until the checkpoint
-   * that writes it in place replaces it.
+   * no checkpoint takes a page out of the logged pages meanwhile; the pages a checkpoint writes in
+   * place are logged ones, which no reader reads from the file) and by checkpoints; a page buffered
+   * in {@link #dirty} or {@link #logged} is read from there, so its slot may hold an older copy
+   * until the checkpoint that writes it in place replaces it.
    */
   private final java.util.concurrent.atomic.AtomicReferenceArray<CleanPage> clean =
       new java.util.concurrent.atomic.AtomicReferenceArray<>(CLEAN_SLOTS);
@@ -117,6 +134,10 @@ final class RedoVolume extends Volume {
   private long size;
   /** Beyond this offset the store file holds only zeros; guarded by lock. */
   private long dataEnd;
+  /** Pages one commit is assumed to log at most, for {@link #nearlyFull}. */
+  static final int COMMIT_PAGES = 1024;
+  /** Whether the next sync may find the log full and checkpoint; set under lock. */
+  private volatile boolean nearlyFull;
   /** Set when a sync failed: the file may hold part of it, so no more writes until reopened. */
   private volatile RuntimeException failed;
 
@@ -364,27 +385,52 @@ final class RedoVolume extends Volume {
    */
   @Override
   public void sync() {
-    lock.writeLock().lock();
+    syncing.lock();
     try {
-      checkWritable();
-      if (dirty.isEmpty()) {
-        return;
+      boolean full;
+      lock.writeLock().lock();
+      try {
+        checkWritable();
+        if (dirty.isEmpty()) {
+          return;
+        }
+        try {
+          appendRecord();
+        } catch (IOException | RuntimeException e) {
+          throw fail("syncing", e);
+        }
+        full = logged.size() > MAX_LOGGED_PAGES || logEnd > MAX_LOG;
+      } finally {
+        lock.writeLock().unlock();
       }
       try {
-        appendRecord();
         if (intervalNanos == 0) {
           redo.force(false);
         }
-        if (logged.size() > MAX_LOGGED_PAGES || logEnd > MAX_LOG) {
-          checkpointLocked();
+        if (full) {
+          checkpointUnlocked();
         }
       } catch (IOException | RuntimeException e) {
-        failed = e instanceof IOException io ? new UncheckedIOException("syncing " + file, io) : (RuntimeException) e;
-        throw failed;
+        throw fail("syncing", e);
       }
     } finally {
-      lock.writeLock().unlock();
+      syncing.unlock();
     }
+  }
+
+  /** Refuses all further writes after {@code e} (see {@link #sync}); what to throw. */
+  private RuntimeException fail(String what, Exception e) {
+    failed = e instanceof IOException io ? new UncheckedIOException(what + " " + file, io) : (RuntimeException) e;
+    return failed;
+  }
+
+  /**
+   * Makes the periodic checkpoint run through {@code gate}: it calls the runnable it is given
+   * (the checkpoint) when that suits it, on its own thread, before it returns. The metadata
+   * store's writer passes one that runs it while no commit is under way.
+   */
+  void checkpointsThrough(Consumer<Runnable> gate) {
+    this.gate = gate;
   }
 
   /** Appends the dirty pages as the next record of the log and moves them to the logged pages. Lock held. */
@@ -405,6 +451,15 @@ final class RedoVolume extends Volume {
     seq++;
     logged.putAll(dirty);
     dirty.clear();
+    nearlyFull = logged.size() + COMMIT_PAGES > MAX_LOGGED_PAGES || logEnd + COMMIT_PAGES * (8L + PAGE) > MAX_LOG;
+  }
+
+  /**
+   * Whether a sync of a commit of up to {@link #COMMIT_PAGES} pages may find the log full and
+   * checkpoint (wait for the disk) before it returns.
+   */
+  boolean nearlyFull() {
+    return nearlyFull;
   }
 
   /**
@@ -434,57 +489,85 @@ final class RedoVolume extends Volume {
     }
   }
 
-  /** Checkpoints now (tests; the volume does it on its own every interval). */
+  /** Checkpoints now, as the volume does on its own every interval (tests). */
   void checkpoint() throws IOException {
-    lock.writeLock().lock();
+    syncing.lock();
     try {
       checkWritable();
-      checkpointLocked();
+      checkpointUnlocked();
     } finally {
-      lock.writeLock().unlock();
+      syncing.unlock();
     }
   }
 
   private void checkpointQuietly() {
-    lock.writeLock().lock();
-    try {
-      if (failed == null && !closed.get() && (logEnd > 0 || !logged.isEmpty())) {
-        checkpointLocked();
+    gate.accept(() -> {
+      syncing.lock();
+      try {
+        if (failed == null && !closed.get()) {
+          checkpointUnlocked();
+        }
+      } catch (IOException | RuntimeException e) {
+        fail("checkpointing", e);
+      } finally {
+        syncing.unlock();
       }
-    } catch (IOException | RuntimeException e) {
-      failed = e instanceof IOException io ? new UncheckedIOException("checkpointing " + file, io) : (RuntimeException) e;
-    } finally {
-      lock.writeLock().unlock();
-    }
+    });
   }
 
   /**
-   * Makes the logged pages durable and writes them in place, then starts a new log generation.
-   * Lock held. Interrupted halfway, the next open replays the same records again: idempotent.
+   * Makes the logged pages durable and writes them in place, then starts a new log generation,
+   * holding the exclusive lock only to take the pages out of the logged ones and to write the new
+   * generation's mark: reads go on while it waits for the disk. {@link #syncing} held, so no
+   * record is appended meanwhile and the pages copied at the start are all the logged pages until
+   * the end. Interrupted halfway, the next open replays the same records again: idempotent.
    */
-  private void checkpointLocked() throws IOException {
-    redo.force(false);
-    if (!logged.isEmpty()) {
-      List<Map.Entry<Long, byte[]>> pages = new ArrayList<>(logged.entrySet());
-      pages.sort(Map.Entry.comparingByKey());
+  private void checkpointUnlocked() throws IOException {
+    List<Map.Entry<Long, byte[]>> pages = new ArrayList<>();
+    lock.readLock().lock();
+    try {
+      if (logEnd == 0 && logged.isEmpty()) {
+        return;
+      }
+      logged.forEach((k, v) -> pages.add(Map.entry(k, v)));
+    } finally {
+      lock.readLock().unlock();
+    }
+    pages.sort(Map.Entry.comparingByKey());
+    redo.force(false); // every record so far, and so every page taken, durable in the log
+    if (!pages.isEmpty()) {
       io("writing", ch -> {
         for (Map.Entry<Long, byte[]> p : pages) {
           writeFully(ch, ByteBuffer.wrap(p.getValue()), p.getKey() * PAGE);
         }
         ch.force(false);
       });
+    }
+    lock.writeLock().lock();
+    try {
       for (Map.Entry<Long, byte[]> p : pages) {
         clean.set(slot(p.getKey()), new CleanPage(p.getKey(), p.getValue())); // logged copies are never written
+        logged.remove(p.getKey());
       }
-      dataEnd = Math.max(dataEnd, (pages.get(pages.size() - 1).getKey() + 1) * PAGE);
-      logged.clear();
+      if (!pages.isEmpty()) {
+        dataEnd = Math.max(dataEnd, (pages.get(pages.size() - 1).getKey() + 1) * PAGE);
+      }
+      newGeneration();
+    } finally {
+      lock.writeLock().unlock();
     }
-    // a new generation: whatever older records stay behind the new ones are never replayed
-    writeFully(redo, ByteBuffer.allocate(8), 0);
+    // durable before a record of the new generation can overwrite the old ones (syncing held)
     redo.force(false);
+  }
+
+  /** Marks the log empty: the next record starts a new generation. Exclusive lock held. */
+  private void newGeneration() throws IOException {
+    // whatever older records stay behind the new ones are never replayed
+    writeFully(redo, ByteBuffer.allocate(8), 0);
     logEnd = 0;
     seq = 0;
     generation = random.nextLong();
+    nearlyFull = logged.size() + COMMIT_PAGES > MAX_LOGGED_PAGES;
   }
 
   private void checkWritable() {
@@ -496,23 +579,28 @@ final class RedoVolume extends Volume {
 
   @Override
   public void truncate(long newSize) {
-    sync();
-    lock.writeLock().lock();
+    syncing.lock();
     try {
-      checkpointLocked();
-      io("truncating", ch -> {
-        ch.truncate(newSize);
-        ch.force(true);
-      });
-      size = newSize;
-      dataEnd = Math.min(dataEnd, newSize);
-      for (int i = 0; i < CLEAN_SLOTS; i++) {
-        clean.set(i, null);
+      sync();
+      checkpointUnlocked();
+      lock.writeLock().lock();
+      try {
+        io("truncating", ch -> {
+          ch.truncate(newSize);
+          ch.force(true);
+        });
+        size = newSize;
+        dataEnd = Math.min(dataEnd, newSize);
+        for (int i = 0; i < CLEAN_SLOTS; i++) {
+          clean.set(i, null);
+        }
+      } finally {
+        lock.writeLock().unlock();
       }
     } catch (IOException e) {
       throw new UncheckedIOException("truncating " + file, e);
     } finally {
-      lock.writeLock().unlock();
+      syncing.unlock();
     }
   }
 
@@ -656,18 +744,12 @@ final class RedoVolume extends Volume {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    syncing.lock();
     try {
       try {
-        lock.writeLock().lock();
-        try {
-          if (failed == null) {
-            if (!dirty.isEmpty()) {
-              appendRecord();
-            }
-            checkpointLocked();
-          }
-        } finally {
-          lock.writeLock().unlock();
+        if (failed == null) {
+          sync();
+          checkpointUnlocked();
         }
       } finally {
         try {
@@ -679,6 +761,8 @@ final class RedoVolume extends Volume {
       }
     } catch (IOException e) {
       throw new UncheckedIOException("closing " + file, e);
+    } finally {
+      syncing.unlock();
     }
   }
 

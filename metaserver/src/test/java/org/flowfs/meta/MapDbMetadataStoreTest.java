@@ -53,9 +53,14 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
   }
 
   private MapDbMetadataStore reopen() {
+    return reopen(java.time.Duration.ZERO);
+  }
+
+  /** Reopens the store with commits durable within {@code syncInterval} (zero: at once). */
+  private MapDbMetadataStore reopen(java.time.Duration syncInterval) {
     Path d = mapdb().file().getParent();
     store.close();
-    store = new MapDbMetadataStore(d, 64);
+    store = new MapDbMetadataStore(d, 64, null, syncInterval);
     return mapdb();
   }
 
@@ -160,10 +165,12 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
   /**
    * From a network event loop, with the writer idle, a mutation is applied and committed right
    * there and is done when submit returns; while the writer applies a group, it queues and
-   * completes on its event loop later. Two event loops at once lose nothing.
+   * completes on its event loop later. Two event loops at once lose nothing. (Commits that only
+   * reach the operating system: the server's default sync interval.)
    */
   @Test
   void groupCommit_onAnIdleWriter_appliesOnTheEventLoop() throws Exception {
+    reopen(java.time.Duration.ofSeconds(1));
     DefaultEventLoop a = new DefaultEventLoop();
     DefaultEventLoop b = new DefaultEventLoop();
     try {
@@ -219,6 +226,26 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
    * A mutation that breaks half way (a bug) sits in one group with good ones: it fails with EIO
    * and leaves nothing behind; the others succeed.
    */
+  /** A store that forces every commit to disk never commits on an event loop: the writer does, and the answer still completes there. */
+  @Test
+  void groupCommit_thatWaitsForTheDisk_neverRunsOnTheEventLoop() throws Exception {
+    DefaultEventLoop a = new DefaultEventLoop();
+    try {
+      long inlinedBefore = mapdb().inlined();
+      AtomicReference<String> completedOn = new AtomicReference<>();
+      CompletableFuture<Attr> f = a.submit(() -> store.create(ROOT, "forced", obj(FileType.REGULAR, 0644), tick())
+          .whenComplete((v, e) -> completedOn.set(Thread.currentThread().getName()))).get(10, TimeUnit.SECONDS);
+      Handle h = join(f).handle();
+      assertEquals(inlinedBefore, mapdb().inlined(), "committed by the writer, not inline");
+      assertEquals(a.submit(() -> Thread.currentThread().getName()).get(10, TimeUnit.SECONDS), completedOn.get(),
+          "completed on its event loop");
+      reopen();
+      assertEquals(h, store.lookup(ROOT, "forced").handle());
+    } finally {
+      a.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+  }
+
   @Test
   void groupCommit_brokenMutationRollsBackAlone() throws Exception {
     CountDownLatch hold = new CountDownLatch(1);
