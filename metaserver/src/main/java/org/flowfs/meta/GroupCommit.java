@@ -82,8 +82,12 @@ final class GroupCommit {
   private final Thread writer;
   private final AtomicLong commits = new AtomicLong();
   private final AtomicLong applied = new AtomicLong();
-  /** Held while a group is applied and committed, by the writer or by an event loop inline. */
-  private final ReentrantLock running = new ReentrantLock();
+  /**
+   * Held while a group is applied and committed, by the writer or by an event loop inline, and
+   * while {@link #exclusive} work runs; fair, so that under a steady load the writer's next group
+   * does not overtake a checkpoint waiting for it (the sync interval is a promise).
+   */
+  private final ReentrantLock running = new ReentrantLock(true);
   private final AtomicLong inlined = new AtomicLong();
 
   GroupCommit(String threadName, Namespace namespace, ReadWriteLock lock, Transaction tx, int batch,
