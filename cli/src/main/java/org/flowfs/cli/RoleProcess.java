@@ -55,11 +55,11 @@ public final class RoleProcess {
     return java(heap, List.of(), mainClass, args);
   }
 
-  private static List<String> java(String heap, List<String> flags, String mainClass, List<String> args) {
+  private static List<String> java(String heap, List<String> heapFlags, String mainClass, List<String> args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + heap);
-    cmd.addAll(flags);
+    cmd.addAll(heapFlags);
     cmd.add("-XX:MaxDirectMemorySize=" + heap);
     cmd.add("--add-opens");
     cmd.add("java.base/java.nio=ALL-UNNAMED");

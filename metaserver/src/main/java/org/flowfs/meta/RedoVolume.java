@@ -502,15 +502,13 @@ final class RedoVolume extends Volume {
 
   private void checkpointQuietly() {
     gate.accept(() -> {
-      syncing.lock();
+      if (failed != null || closed.get()) {
+        return;
+      }
       try {
-        if (failed == null && !closed.get()) {
-          checkpointUnlocked();
-        }
+        checkpoint();
       } catch (IOException | RuntimeException e) {
         fail("checkpointing", e);
-      } finally {
-        syncing.unlock();
       }
     });
   }
@@ -567,7 +565,7 @@ final class RedoVolume extends Volume {
     logEnd = 0;
     seq = 0;
     generation = random.nextLong();
-    nearlyFull = logged.size() + COMMIT_PAGES > MAX_LOGGED_PAGES;
+    nearlyFull = false; // every caller emptied the logged pages first
   }
 
   private void checkWritable() {
