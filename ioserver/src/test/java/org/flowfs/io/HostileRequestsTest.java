@@ -258,6 +258,31 @@ class HostileRequestsTest {
     assertTrue(again.getMessage().contains("did not come within 500 ms"), again.getMessage());
   }
 
+  /**
+   * Flow requests whose distribution reaches the ends of the number ranges (once, from the fuzz
+   * campaign, a count of this server's bytes that never ended and left the request unanswered):
+   * each answered, at once, and the connection still serves.
+   */
+  @Test
+  void flow_atTheEndsOfTheNumberRanges_isAnswered() throws Exception {
+    Handle h = client.call(new PrecreateReq(1)).get(5, TimeUnit.SECONDS).handles().get(0);
+    RequestSpec b = RequestSpec.of(Request.BYTE);
+    DistSpec dist = DistSpec.of("simple_stripe", 65536);
+    // more datafiles than a layout can have (a distribution's tables grow with the count): refused
+    assertEquals(Errno.EINVAL, failure(client.call(new FlowReq(5, h, true, b, 0, 10, dist, 1, Integer.MAX_VALUE, 0, null)))
+        .errno());
+    // strips as large as the offsets, a request far out in the file (once an endless count on the
+    // pool): answered, with the bytes this server holds
+    for (long strip : new long[] {1L << 62, Long.MAX_VALUE}) {
+      for (int nr = 0; nr < 4; nr++) {
+        FlowAck ack = client.call(new FlowReq(10 + 4 * (strip == Long.MAX_VALUE ? 1 : 0) + nr, h, true, b, 1L << 62, 1000, DistSpec.of("simple_stripe", strip), nr, 4, 0,
+            null)).get(5, TimeUnit.SECONDS);
+        assertEquals(nr == (strip == Long.MAX_VALUE ? 0 : 1) ? 1000 : 0, ack.bytes(), "strip " + strip + ", server " + nr);
+      }
+    }
+    assertEquals(0, client.call(new FlowReq(20, h, false, b, 0, 10, dist, 0, 1, 0, null)).get(5, TimeUnit.SECONDS).bytes());
+  }
+
   @Test
   void flow_pastTheLimits_isRefused() throws Exception {
     Handle h = client.call(new PrecreateReq(1)).get(5, TimeUnit.SECONDS).handles().get(0);

@@ -624,9 +624,9 @@ final class FuzzCampaign {
 
   static String hex(byte[] b) {
     StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < Math.min(b.length, 48); i++) {
+    for (int i = 0; i < Math.min(b.length, 1024); i++) {
       sb.append(String.format("%02x", b[i]));
     }
-    return sb + (b.length > 48 ? "... (" + b.length + " bytes)" : "");
+    return sb + (b.length > 1024 ? "... (" + b.length + " bytes)" : "");
   }
 }

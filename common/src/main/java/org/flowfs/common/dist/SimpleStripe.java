@@ -40,7 +40,7 @@ public record SimpleStripe(long stripSize) implements Distribution {
   @Override
   public long physicalToLogical(int server, long physical, int serverCount) {
     long pstrip = physical / stripSize;
-    return (pstrip * serverCount + server) * stripSize + physical % stripSize;
+    return saturated(pstrip * serverCount + server, physical % stripSize);
   }
 
   @Override
@@ -58,8 +58,8 @@ public record SimpleStripe(long stripSize) implements Distribution {
     if (owner == server) {
       return logical;
     }
-    long delta = (server - owner + serverCount) % serverCount;
-    return (strip + delta) * stripSize;
+    long delta = ((long) server - owner + serverCount) % serverCount;
+    return saturated(strip + delta, 0);
   }
 
   @Override
@@ -75,6 +75,20 @@ public record SimpleStripe(long stripSize) implements Distribution {
       return round * stripSize + last % stripSize + 1;
     }
     // servers before the owner in this round hold a full strip of it; those after, none
-    return server < owner ? (round + 1) * stripSize : round * stripSize;
+    return server < owner ? saturated(round + 1, 0) : round * stripSize;
+  }
+
+  /**
+   * {@code strip * stripSize + within}, or {@link Long#MAX_VALUE} where that is past every
+   * offset: strips as large as the offsets themselves are a valid choice, and the strips after
+   * them do not exist. {@code strip} and {@code within} are not negative.
+   */
+  private long saturated(long strip, long within) {
+    long hi = Math.multiplyHigh(strip, stripSize);
+    long lo = strip * stripSize;
+    if (hi != 0 || lo < 0 || lo > Long.MAX_VALUE - within) {
+      return Long.MAX_VALUE;
+    }
+    return lo + within;
   }
 }

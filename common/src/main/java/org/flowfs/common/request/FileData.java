@@ -1,6 +1,7 @@
 package org.flowfs.common.request;
 
 import java.util.Objects;
+import org.flowfs.common.Layout;
 import org.flowfs.common.dist.Distribution;
 
 /**
@@ -29,7 +30,8 @@ import org.flowfs.common.dist.Distribution;
  * @param fsize logical size of the file in bytes; processing stops at the first request byte at or
  *     past it unless {@code extendFlag} is set
  * @param serverNr number of this server among the file's datafiles, {@code 0 .. serverCount-1}
- * @param serverCount number of datafiles of the file
+ * @param serverCount number of datafiles of the file, at most {@link Layout#MAX_DATAFILES} (a
+ *     distribution's tables grow with it, and no layout has more)
  * @param distribution how the file's bytes are spread over its datafiles
  * @param extendFlag true to go on past {@code fsize} (writes), false to stop there (reads)
  */
@@ -40,9 +42,10 @@ public record FileData(
     if (fsize < 0) {
       throw new IllegalArgumentException("fsize must not be negative: " + fsize);
     }
-    if (serverCount < 1 || serverNr < 0 || serverNr >= serverCount) {
+    if (serverCount < 1 || serverCount > Layout.MAX_DATAFILES || serverNr < 0 || serverNr >= serverCount) {
       throw new IllegalArgumentException(
-          "server " + serverNr + " of " + serverCount + " is not a valid server number");
+          "server " + serverNr + " of " + serverCount + " is not a valid server number (a file has 1.."
+              + Layout.MAX_DATAFILES + " datafiles)");
     }
     Objects.requireNonNull(distribution, "distribution");
   }

@@ -566,6 +566,11 @@ public final class RequestCursor {
       if (off < runStart || off >= runEnd) {
         runServer = dist.serverOf(off, n);
         long len = dist.contiguousLength(off, n);
+        if (len < 1 || runServer < 0 || runServer >= n) {
+          restoreIfCounting(countOnly, savedDepth, savedPos, savedOff, savedRem);
+          throw new IllegalArgumentException(dist.name() + " maps offset " + off + " to server " + runServer
+              + " of " + n + " for " + len + " bytes");
+        }
         runStart = off;
         runEnd = len > Long.MAX_VALUE - off ? Long.MAX_VALUE : off + len;
         if (runServer == me) {
@@ -643,6 +648,13 @@ public final class RequestCursor {
       } else if (monotone) {
         // jump over the bytes of other servers: straight to the next byte this server holds
         long target = dist.nextMappedOffset(off, me, n);
+        if (target <= off) {
+          // another server holds off, so the next byte this one holds lies beyond it: a
+          // distribution that says otherwise would have this loop go round for ever
+          restoreIfCounting(countOnly, savedDepth, savedPos, savedOff, savedRem);
+          throw new IllegalArgumentException(dist.name() + " maps offset " + off + " to server " + runServer
+              + " but names " + target + " as server " + me + "'s next offset");
+        }
         if (target >= limit) {
           done = true;
           eof = !extend && lastOffset >= limit;

@@ -8,6 +8,7 @@ import java.util.List;
 import org.flowfs.common.DistSpec;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
+import org.flowfs.common.Layout;
 import org.junit.jupiter.api.Test;
 
 class DistributionsTest {
@@ -64,5 +65,25 @@ class DistributionsTest {
     assertEquals(1000, b.physicalSize(1000, 0, 8));
     assertEquals(0, b.physicalSize(1000, 1, 8));
     assertEquals(1000, b.logicalSize(new long[] {1000, 0, 0}));
+  }
+
+  /**
+   * Strips as large as the offsets themselves: the strips after the first lie past every offset,
+   * so the offsets that would name them saturate at Long.MAX_VALUE ("none") rather than wrap round
+   * to negative ones (a request processor fed a wrapped offset would go round for ever).
+   */
+  @Test
+  void simpleStripe_withStripsAsLargeAsTheOffsets_saturatesInsteadOfWrapping() {
+    SimpleStripe s = new SimpleStripe(1L << 62);
+    assertEquals(Long.MAX_VALUE, s.nextMappedOffset(5, 3, 4), "strip 3 would start at 3 x 2^62");
+    assertEquals(Long.MAX_VALUE, s.nextMappedOffset(5, 2, 4), "strip 2 would start at 2^63");
+    assertEquals(1L << 62, s.nextMappedOffset(5, 1, 4));
+    assertEquals(Long.MAX_VALUE, s.physicalToLogical(3, 0, 4));
+    assertEquals((1L << 62) + 7, s.physicalToLogical(1, 7, 4));
+    assertEquals(1L << 62, s.physicalSize(Long.MAX_VALUE, 0, 4), "server 0 holds all of strip 0");
+    SimpleStripe max = new SimpleStripe(Long.MAX_VALUE);
+    assertEquals(Long.MAX_VALUE, max.nextMappedOffset(1L << 62, 1, Layout.MAX_DATAFILES));
+    assertEquals(0, max.serverOf(Long.MAX_VALUE - 1, Layout.MAX_DATAFILES));
+    assertEquals(Long.MAX_VALUE, max.physicalToLogical(5, 0, Layout.MAX_DATAFILES));
   }
 }

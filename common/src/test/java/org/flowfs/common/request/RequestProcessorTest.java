@@ -274,4 +274,76 @@ class RequestProcessorTest {
     assertEquals(RequestProcessor.DONE, next);
     assertEquals(56, segs.bytes());
   }
+
+  /**
+   * What a hostile flow request once made an I/O server do for ever: count its bytes of a request
+   * tiled far out in a file whose strips are as large as the offsets (the next strip of the
+   * server wrapped round to a negative offset). Now the count ends, with the bytes it has.
+   */
+  @Test
+  @org.junit.jupiter.api.Timeout(10)
+  void countingBytes_withStripsAsLargeAsTheOffsets_ends() {
+    Request r = Request.hindexed(new long[] {3, 8}, new long[] {0, 4999}, Request.BYTE);
+    for (long strip : new long[] {1L << 62, Long.MAX_VALUE}) {
+      for (int server = 0; server < 4; server++) {
+        FileData fd = new FileData(87789, server, 4, new SimpleStripe(strip), true);
+        Segments segs = new Segments(1);
+        RequestProcessor.process(RequestCursor.of(r, 1L << 62, 142962), fd, 0, segs, 0, Long.MAX_VALUE, Mode.CKSIZE);
+        long expect = strip == Long.MAX_VALUE ? (server == 0 ? 142962 : 0) : (server == 1 ? 142962 : 0);
+        assertEquals(expect, segs.bytes(), "strip " + strip + ", server " + server);
+      }
+    }
+  }
+
+  /** A distribution whose answers contradict each other is an error, never an endless loop. */
+  @Test
+  @org.junit.jupiter.api.Timeout(10)
+  void aDistributionThatNamesNoLaterOffset_isAnError() {
+    SimpleStripe s = new SimpleStripe(100);
+    Distribution backwards = new Distribution() {
+      public String name() {
+        return "backwards";
+      }
+
+      public org.flowfs.common.DistSpec spec() {
+        return org.flowfs.common.DistSpec.of(name());
+      }
+
+      public int serverOf(long logical, int n) {
+        return s.serverOf(logical, n);
+      }
+
+      public long logicalToPhysical(long logical, int n) {
+        return s.logicalToPhysical(logical, n);
+      }
+
+      public long physicalToLogical(int server, long physical, int n) {
+        return s.physicalToLogical(server, physical, n);
+      }
+
+      public long contiguousLength(long logical, int n) {
+        return s.contiguousLength(logical, n);
+      }
+
+      public long nextMappedOffset(long logical, int server, int n) {
+        return 0; // wrong: behind every offset another server holds
+      }
+
+      public long physicalSize(long logicalSize, int server, int n) {
+        return s.physicalSize(logicalSize, server, n);
+      }
+    };
+    FileData fd = new FileData(10_000, 1, 2, backwards, false);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RequestProcessor.process(
+        RequestCursor.of(Request.contiguous(1000, Request.BYTE)), fd, 0, new Segments(1), 0, Long.MAX_VALUE, Mode.CKSIZE));
+    assertTrue(e.getMessage().contains("backwards"), e.getMessage());
+  }
+
+  @Test
+  void fileData_ofMoreServersThanALayoutHas_isRefused() {
+    Distribution d = new SimpleStripe(100);
+    new FileData(0, 1023, org.flowfs.common.Layout.MAX_DATAFILES, d, true);
+    assertThrows(IllegalArgumentException.class, () -> new FileData(0, 1, Integer.MAX_VALUE, d, true));
+    assertThrows(IllegalArgumentException.class, () -> new FileData(0, 0, org.flowfs.common.Layout.MAX_DATAFILES + 1, d, true));
+  }
 }
