@@ -365,6 +365,11 @@ final class FileBStreamStore implements BStreamStore {
       synchronized (locks[b]) {
         Chan c = open.getIfPresent(h);
         open.invalidate(h); // the removal listener drops the cache's reference
+        if (c == null && !p.toFile().exists()) {
+          // never written, as most datafiles of a small file: a stat, where a move would build
+          // the exception that says so (creates take this lock too, so it stays missing)
+          return;
+        }
         if (c == null || c.closed()) { // nobody uses it: recycle it
           switch (pool.recycle(p)) {
             case RECYCLED -> {
