@@ -6,13 +6,14 @@ import io.netty.util.AttributeKey;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import org.flowfs.common.Counters;
 import org.flowfs.common.DirLock;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
+import org.flowfs.common.NamedThreads;
 import org.flowfs.common.Version;
 import org.flowfs.common.config.FlowFsConfig;
 import org.flowfs.common.config.IoServerConfig;
@@ -63,8 +64,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One I/O server: its storage directory, its handle range, and the operations on its datafiles,
- * served over the network. Disk work runs on the {@code io-store-N} pool ({@link StoragePool}),
- * never on event loops, with one exception: a small write while the pool is idle.
+ * served over the network. Disk work runs on the {@code io-store-N} pool, never on event loops.
  */
 public final class IoServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(IoServer.class);
@@ -74,7 +74,7 @@ public final class IoServer implements AutoCloseable {
   private final DirLock lock;
   private final BStreamStore store;
   private final HandleAllocator allocator;
-  private final StoragePool pool;
+  private final ExecutorService pool;
   private final Counters counters = new Counters();
   private final RpcServer rpc;
   private final int maxRead;
@@ -100,7 +100,7 @@ public final class IoServer implements AutoCloseable {
       lock.close();
       throw e;
     }
-    this.pool = new StoragePool("io-store-" + id, config.io().threads(), counters);
+    this.pool = NamedThreads.pool("io-store-" + id, config.io().threads());
     this.maxRead = (int) Math.min(Integer.MAX_VALUE, config.rpc().maxFrame() - Frames.HEADER - 64);
     this.flowStorage = new StoreFlowStorage(store, pool, counters);
     this.eager = new EagerWrites(config.rpc().timeout());
@@ -148,24 +148,17 @@ public final class IoServer implements AutoCloseable {
         CompletableFuture.completedFuture(new StatsResp("ioserver", id, counters.snapshot())));
     t.blocking(PrecreateReq.class, Access.MODIFY, pool, (q, ctx) -> new HandlesResp(allocator.allocate(q.count())));
     // the short write: the data rides in the request
-    // (a small one on the event loop when the storage threads are idle: see StoragePool)
-    t.async(WriteReq.class, Access.MODIFY, (q, ctx) -> {
-      Supplier<WriteResp> write = () -> {
-        try {
-          int n = q.payload().readableBytes();
-          long size = store.write(checked(q.handle()), q.offset(), q.payload());
-          counters.add("bytes.written", n);
-          counters.increment("path.short.ops");
-          counters.add("path.short.bytes", n);
-          return new WriteResp(n, size);
-        } finally {
-          q.release();
-        }
-      };
-      if (q.payload().readableBytes() > StoragePool.INLINE_MAX) {
-        return CompletableFuture.supplyAsync(write, pool);
+    t.blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
+      try {
+        int n = q.payload().readableBytes();
+        long size = store.write(checked(q.handle()), q.offset(), q.payload());
+        counters.add("bytes.written", n);
+        counters.increment("path.short.ops");
+        counters.add("path.short.bytes", n);
+        return new WriteResp(n, size);
+      } finally {
+        q.release();
       }
-      return pool.inlineIfIdle(write);
     });
     // the eager write: request, then the data message, then this answer
     t.async(EagerWriteReq.class, Access.MODIFY, (q, ctx) -> {
@@ -309,7 +302,7 @@ public final class IoServer implements AutoCloseable {
   public void close() {
     rpc.close();
     flows.close();
-    pool.shutdown(5000);
+    NamedThreads.shutdown(pool, 5000);
     store.close();
     allocator.close();
     lock.close();

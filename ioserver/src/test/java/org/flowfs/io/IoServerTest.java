@@ -135,32 +135,6 @@ class IoServerTest {
     assertArrayEquals(new byte[0], read(precreate(), 0, 10), "a precreated datafile reads empty");
   }
 
-  /**
-   * Small writes to an idle server run on its event loop (StoragePool.inlineIfIdle), large ones
-   * on the storage threads; both land the same bytes, including the first write of a datafile.
-   */
-  @Test
-  void smallWrites_onAnIdleServer_runInline_andLandLikeAnyOther() throws Exception {
-    long before = call(new StatsReq()).counters().getOrDefault("store.inline", 0L);
-    Random r = new Random(2);
-    for (int i = 0; i < 20; i++) {
-      Handle h = precreate();
-      byte[] small = new byte[4096 + i];
-      r.nextBytes(small);
-      write(h, 7, small);
-      assertArrayEquals(small, read(h, 7, small.length));
-    }
-    long inline = call(new StatsReq()).counters().getOrDefault("store.inline", 0L) - before;
-    assertTrue(inline >= 1 && inline <= 20, "inline " + inline); // writes only: reads always go to the storage threads
-    Handle big = precreate();
-    byte[] data = new byte[StoragePool.INLINE_MAX + 1];
-    r.nextBytes(data);
-    long atBig = call(new StatsReq()).counters().getOrDefault("store.inline", 0L);
-    write(big, 0, data);
-    assertEquals(atBig, call(new StatsReq()).counters().getOrDefault("store.inline", 0L), "a large write is not inlined");
-    assertArrayEquals(data, read(big, 0, data.length));
-  }
-
   @Test
   void sizes_inOrderAndZeroForNeverWritten() throws Exception {
     Handle a = precreate();
