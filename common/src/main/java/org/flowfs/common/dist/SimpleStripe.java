@@ -40,7 +40,13 @@ public record SimpleStripe(long stripSize) implements Distribution {
   @Override
   public long physicalToLogical(int server, long physical, int serverCount) {
     long pstrip = physical / stripSize;
-    return saturated(pstrip * serverCount + server, physical % stripSize);
+    long strip;
+    try {
+      strip = Math.addExact(Math.multiplyExact(pstrip, (long) serverCount), server);
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
+    return saturated(strip, physical % stripSize);
   }
 
   @Override

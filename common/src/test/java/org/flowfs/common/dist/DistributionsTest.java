@@ -85,5 +85,7 @@ class DistributionsTest {
     assertEquals(Long.MAX_VALUE, max.nextMappedOffset(1L << 62, 1, Layout.MAX_DATAFILES));
     assertEquals(0, max.serverOf(Long.MAX_VALUE - 1, Layout.MAX_DATAFILES));
     assertEquals(Long.MAX_VALUE, max.physicalToLogical(5, 0, Layout.MAX_DATAFILES));
+    // a datafile size so large that its strip number times the server count wraps round
+    assertEquals(Long.MAX_VALUE, new SimpleStripe(1).physicalToLogical(3, (Long.MAX_VALUE >> 3) + 5, 1000));
   }
 }
