@@ -148,6 +148,22 @@ public final class RawPeer implements AutoCloseable {
   }
 
   /**
+   * {@link #closedByPeer()}, waiting up to {@code millis} instead of the socket timeout (for a
+   * close that comes only after a server-side timeout, which starts when the server accepts).
+   */
+  public boolean closedByPeer(int millis) throws IOException {
+    int was = socket.getSoTimeout();
+    socket.setSoTimeout(millis);
+    try {
+      return closedByPeer();
+    } finally {
+      if (!socket.isClosed()) {
+        socket.setSoTimeout(was);
+      }
+    }
+  }
+
+  /**
    * Whether the server closes the connection within the socket timeout, reading (and dropping)
    * whatever it sends before that: true on EOF or reset, false if it stays open.
    */
