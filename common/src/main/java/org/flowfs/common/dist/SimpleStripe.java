@@ -40,13 +40,10 @@ public record SimpleStripe(long stripSize) implements Distribution {
   @Override
   public long physicalToLogical(int server, long physical, int serverCount) {
     long pstrip = physical / stripSize;
-    long strip;
-    try {
-      strip = Math.addExact(Math.multiplyExact(pstrip, (long) serverCount), server);
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
+    if (pstrip > (Long.MAX_VALUE - server) / serverCount) {
+      return Long.MAX_VALUE; // its strip number alone is past every strip
     }
-    return saturated(strip, physical % stripSize);
+    return saturated(pstrip * serverCount + server, physical % stripSize);
   }
 
   @Override
