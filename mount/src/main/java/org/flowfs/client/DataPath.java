@@ -18,6 +18,13 @@ interface DataPath {
   CompletableFuture<Void> write(Layout layout, long offset, ByteBuf data);
 
   /**
+   * Writes {@code data} to the logical regions {@code [starts[i], starts[i] + lengths[i])}, which
+   * ascend and do not overlap, their bytes one after another in {@code data}: one noncontiguous
+   * write.
+   */
+  CompletableFuture<Void> write(Layout layout, long[] starts, long[] lengths, ByteBuf data);
+
+  /**
    * Reads {@code length} logical bytes at {@code offset} into {@code dst}; bytes no datafile holds
    * (holes, or past a datafile's end) read as zeros. The caller limits {@code length} to the file
    * size.

@@ -42,12 +42,13 @@ import org.flowfs.common.wire.RequestSpec;
  *       a data message, then the answer, with no flow set-up;
  *   <li>the <b>eager read</b>: contiguous, up to {@code flow.eager-read-max}: the data rides in the
  *       answer;
- *   <li>a <b>flow</b>: anything larger, and anything noncontiguous: a request/ack handshake with
- *       each server involved, one flow per server, all at once, and for writes the server's
- *       trailing ack.
+ *   <li>a <b>flow</b>: anything larger, and anything noncontiguous (such as the small writes that
+ *       write-behind gathered): a request/ack handshake with each server involved, one flow per
+ *       server, all at once, and for writes the server's trailing ack.
  * </ul>
  *
- * Counters {@code path.<short|eager-write|eager-read|flow>.{ops,bytes}} count each.
+ * Counters {@code path.<short|eager-write|eager-read|flow>.{ops,bytes}} count each; {@code
+ * path.gathered.{ops,regions}} the noncontiguous writes and their regions.
  */
 final class FlowDataPath implements DataPath {
   private final Peers peers;
@@ -79,6 +80,18 @@ final class FlowDataPath implements DataPath {
         return eagerWrite(layout, offset, data);
       }
       return transfer(layout, Request.bytes(n), offset, n, data, null, true, Long.MAX_VALUE);
+    } finally {
+      data.release();
+    }
+  }
+
+  @Override
+  public CompletableFuture<Void> write(Layout layout, long[] starts, long[] lengths, ByteBuf data) {
+    try {
+      counters.increment("path.gathered.ops");
+      counters.add("path.gathered.regions", starts.length);
+      return transfer(layout, Request.hindexed(lengths, starts, Request.BYTE), 0, data.readableBytes(), data, null, true,
+          Long.MAX_VALUE);
     } finally {
       data.release();
     }

@@ -13,14 +13,17 @@ import org.flowfs.common.Layout;
 /**
  * Buffers one file's writes and sends them in large pieces: the kernel's writes (up to 1 MiB
  * each) that follow each other fill one buffer of {@code capacity} bytes, which then goes to all
- * the file's servers at once while the next one fills. A write that does not follow the buffered bytes sends
- * them first. A buffer that overlaps one still in flight waits for it, so a later write never
- * overtakes an earlier one.
+ * the file's servers at once while the next one fills. A buffer that overlaps one still in flight
+ * waits for it, so a later write never overtakes an earlier one.
+ *
+ * <p>Small writes that do not follow each other (a random writer's, or a database's pages) gather:
+ * up to {@link #MAX_REGIONS} regions or {@link #GATHER_BYTES} bytes go out together as one
+ * noncontiguous write, a flow per server whose file request lists the regions, instead of a
+ * message (and a server's storage task, and an answer) per write. A write that overlaps a region
+ * already gathered sends the gathered ones first, so the order of writes holds.
  *
  * <p>What is out is bounded by bytes, {@link #BUFFERS_IN_FLIGHT} buffers' worth, and by count,
- * {@link #MAX_IN_FLIGHT} sends: a sequential stream keeps two full buffers out, random small
- * writes up to {@link #MAX_IN_FLIGHT}, so a random writer waits for a server only once that many
- * are out. A write that does not continue the last one (a file's first write too) starts a buffer
+ * {@link #MAX_IN_FLIGHT} sends. A write that does not continue the last one (a file's first write too) starts a buffer
  * of its own size, which grows by doubling as writes follow it, up to {@link #GROWS_TO} bytes; past
  * that the buffer goes on in pieces of {@link #GROWS_TO} bytes, sent together as one composite
  * buffer: a small file, written in one call or in several, takes a buffer of about its size, and a
@@ -41,6 +44,10 @@ final class WriteBehind {
    * past it, a buffer is a list of pieces of this size.
    */
   static final int GROWS_TO = PieceAllocator.PIECE;
+  /** Most regions a buffer gathers from writes that do not follow each other. */
+  static final int MAX_REGIONS = 64;
+  /** A buffer of more than one region is sent once it holds this many bytes. */
+  static final int GATHER_BYTES = 256 * 1024;
 
   private final DataPath path;
   private final Layout layout;
@@ -53,12 +60,33 @@ final class WriteBehind {
   private int filledBytes;
   /** The buffer's piece being filled; null when nothing is buffered. */
   private ByteBuf piece;
-  private long bufferStart;
+  /** The buffer's regions, in the order written: file offset, length, place in the buffer. */
+  private final long[] regionStart = new long[MAX_REGIONS];
+  private final int[] regionLength = new int[MAX_REGIONS];
+  private final int[] regionAt = new int[MAX_REGIONS];
+  private int regions;
   /** End of the last write (-1 before the first): a write starting there continues a stream. */
   private long lastEnd = -1;
   private volatile Throwable failure;
 
-  private record Sent(long start, long end, CompletableFuture<Void> done) {}
+  /** A send: its regions' starts and ends, ascending and disjoint, and how it ends. */
+  private record Sent(long[] starts, long[] ends, long bytes, CompletableFuture<Void> done) {
+    boolean overlaps(long[] s2, long[] e2) {
+      int i = 0;
+      int j = 0;
+      while (i < starts.length && j < s2.length) {
+        if (starts[i] < e2[j] && s2[j] < ends[i]) {
+          return true;
+        }
+        if (ends[i] <= e2[j]) {
+          i++;
+        } else {
+          j++;
+        }
+      }
+      return false;
+    }
+  }
 
   WriteBehind(DataPath path, Layout layout, int capacity, Duration timeout, ByteBufAllocator alloc) {
     this.path = path;
@@ -72,7 +100,7 @@ final class WriteBehind {
   void write(long offset, ByteBuf src) {
     rethrow();
     int len = src.readableBytes();
-    if (piece != null && (offset != bufferStart + buffered() || buffered() + len > capacity)) {
+    if (piece != null && !joins(offset, len)) {
       send();
     }
     boolean streaming = offset == lastEnd;
@@ -80,7 +108,7 @@ final class WriteBehind {
     if (len >= capacity) {
       ByteBuf copy = alloc.directBuffer(len);
       copy.writeBytes(src, src.readerIndex(), len);
-      dispatch(offset, copy);
+      dispatch(new long[] {offset}, new long[] {offset + len}, copy);
       return;
     }
     int pieceSize = Math.min(capacity, GROWS_TO);
@@ -88,7 +116,15 @@ final class WriteBehind {
       // a small file takes a buffer of its size, growing (by doubling, copying what it holds) as
       // writes follow it; a stream starts with a whole piece
       piece = streaming ? alloc.directBuffer(pieceSize, pieceSize) : alloc.directBuffer(Math.min(len, pieceSize), pieceSize);
-      bufferStart = offset;
+      regions = 0;
+    }
+    if (regions > 0 && offset == regionStart[regions - 1] + regionLength[regions - 1]) {
+      regionLength[regions - 1] += len;
+    } else {
+      regionStart[regions] = offset;
+      regionLength[regions] = len;
+      regionAt[regions] = buffered();
+      regions++;
     }
     int from = src.readerIndex();
     int left = len;
@@ -103,9 +139,31 @@ final class WriteBehind {
       from += n;
       left -= n;
     }
-    if (buffered() >= capacity) {
+    if (buffered() >= capacity || regions > 1 && (regions == MAX_REGIONS || buffered() >= GATHER_BYTES)) {
       send();
     }
+  }
+
+  /**
+   * Whether a write of {@code len} bytes at {@code offset} joins the buffer: it continues the last
+   * region, or it is smaller than {@link #GATHER_BYTES} and overlaps no region, and it fits.
+   */
+  private boolean joins(long offset, int len) {
+    if (buffered() + len > capacity) {
+      return false;
+    }
+    if (offset == regionStart[regions - 1] + regionLength[regions - 1]) {
+      return true;
+    }
+    if (len >= GATHER_BYTES || regions == MAX_REGIONS) {
+      return false;
+    }
+    for (int i = 0; i < regions; i++) {
+      if (regionStart[i] < offset + len && offset < regionStart[i] + regionLength[i]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Bytes buffered and not yet sent. */
@@ -150,28 +208,64 @@ final class WriteBehind {
       filledBytes = 0;
     }
     piece = null;
-    dispatch(bufferStart, b);
+    int n = regions;
+    regions = 0;
+    if (n == 1) {
+      dispatch(new long[] {regionStart[0]}, new long[] {regionStart[0] + regionLength[0]}, b);
+      return;
+    }
+    // the regions in file order, their bytes as slices of the buffer in that order
+    Integer[] order = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      order[i] = i;
+    }
+    java.util.Arrays.sort(order, (x, y) -> Long.compare(regionStart[x], regionStart[y]));
+    long[] starts = new long[n];
+    long[] ends = new long[n];
+    var data = alloc.compositeDirectBuffer(n);
+    try {
+      for (int k = 0; k < n; k++) {
+        int i = order[k];
+        starts[k] = regionStart[i];
+        ends[k] = regionStart[i] + regionLength[i];
+        data.addComponent(true, b.retainedSlice(regionAt[i], regionLength[i]));
+      }
+    } finally {
+      b.release();
+    }
+    dispatch(starts, ends, data);
   }
 
-  private void dispatch(long offset, ByteBuf data) {
-    long end = offset + data.readableBytes();
+  /** Sends {@code data}, the bytes of the regions {@code [starts[i], ends[i])} in order. */
+  private void dispatch(long[] starts, long[] ends, ByteBuf data) {
     for (Sent s : new ArrayList<>(inFlight)) {
-      if (s.start < end && offset < s.end) {
+      if (s.overlaps(starts, ends)) {
         await(s); // overlapping: keep the order of writes
       }
     }
+    long bytes = data.readableBytes();
     while (inFlight.size() >= MAX_IN_FLIGHT
-        || !inFlight.isEmpty() && inFlightBytes() + (end - offset) > (long) BUFFERS_IN_FLIGHT * capacity) {
+        || !inFlight.isEmpty() && inFlightBytes() + bytes > (long) BUFFERS_IN_FLIGHT * capacity) {
       await(inFlight.get(0));
     }
-    inFlight.add(new Sent(offset, end, path.write(layout, offset, data)));
+    CompletableFuture<Void> done;
+    if (starts.length == 1) {
+      done = path.write(layout, starts[0], data);
+    } else {
+      long[] lengths = new long[starts.length];
+      for (int i = 0; i < lengths.length; i++) {
+        lengths[i] = ends[i] - starts[i];
+      }
+      done = path.write(layout, starts, lengths, data);
+    }
+    inFlight.add(new Sent(starts, ends, bytes, done));
   }
 
   /** Bytes of the sends out (at most {@link #MAX_IN_FLIGHT} of them). */
   private long inFlightBytes() {
     long n = 0;
     for (Sent s : inFlight) {
-      n += s.end - s.start;
+      n += s.bytes;
     }
     return n;
   }

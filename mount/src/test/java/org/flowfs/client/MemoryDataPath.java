@@ -41,6 +41,8 @@ final class MemoryDataPath implements DataPath, AutoCloseable {
   });
   private final List<Call> writes = new ArrayList<>();
   private final List<Call> reads = new ArrayList<>();
+  /** The region count of each noncontiguous write, in order. */
+  private final List<Integer> regionWrites = new ArrayList<>();
   private final AtomicInteger writesInFlight = new AtomicInteger();
   private final AtomicInteger maxWritesInFlight = new AtomicInteger();
   /** Writes whose future's callbacks have not all run yet. */
@@ -90,6 +92,39 @@ final class MemoryDataPath implements DataPath, AutoCloseable {
     writesUnsettled.incrementAndGet();
     return complete(writeDelayMs.apply(call.n()), writeFailure.apply(call.n()), () -> store(layout, offset, bytes),
         writesInFlight::decrementAndGet, writesUnsettled::decrementAndGet);
+  }
+
+  /** Logged as one call: the first region's start and the bytes of all of them. */
+  @Override
+  public CompletableFuture<Void> write(Layout layout, long[] starts, long[] lengths, ByteBuf data) {
+    for (int i = 1; i < starts.length; i++) {
+      if (starts[i] < starts[i - 1] + lengths[i - 1]) {
+        data.release();
+        throw new IllegalArgumentException("regions not ascending and disjoint: " + Arrays.toString(starts));
+      }
+    }
+    byte[] bytes;
+    try {
+      bytes = new byte[data.readableBytes()];
+      data.getBytes(data.readerIndex(), bytes);
+    } finally {
+      data.release();
+    }
+    Call call;
+    synchronized (this) {
+      call = new Call(writes.size(), starts[0], bytes.length);
+      writes.add(call);
+      regionWrites.add(starts.length);
+    }
+    maxWritesInFlight.accumulateAndGet(writesInFlight.incrementAndGet(), Math::max);
+    writesUnsettled.incrementAndGet();
+    return complete(writeDelayMs.apply(call.n()), writeFailure.apply(call.n()), () -> {
+      int at = 0;
+      for (int i = 0; i < starts.length; i++) {
+        store(layout, starts[i], Arrays.copyOfRange(bytes, at, at + (int) lengths[i]));
+        at += (int) lengths[i];
+      }
+    }, writesInFlight::decrementAndGet, writesUnsettled::decrementAndGet);
   }
 
   @Override
@@ -177,6 +212,11 @@ final class MemoryDataPath implements DataPath, AutoCloseable {
 
   synchronized List<Call> writes() {
     return List.copyOf(writes);
+  }
+
+  /** The region count of each noncontiguous write, in order. */
+  synchronized List<Integer> regionWrites() {
+    return List.copyOf(regionWrites);
   }
 
   synchronized List<Call> reads() {

@@ -96,18 +96,84 @@ class WriteBehindTest {
   }
 
   @Test
-  void write_notFollowingTheBuffer_sendsTheBufferFirst() {
+  void write_notFollowingTheBuffer_gathers_andAnOverlappingWriteSendsTheGatheredFirst() {
     WriteBehind w = writeBehind(65536, TIMEOUT);
-    write(w, 0, fill('A', 100));
     write(w, 5000, fill('B', 100));
-    assertEquals(List.of(new MemoryDataPath.Call(0, 0, 100)), path.writes());
-    write(w, 50, fill('C', 10)); // backwards, into what was sent
+    write(w, 0, fill('A', 100));
+    assertEquals(List.of(), path.writes(), "small writes that do not follow each other gather");
+    write(w, 50, fill('C', 10)); // backwards, into a gathered region
+    assertEquals(List.of(new MemoryDataPath.Call(0, 0, 200)), path.writes(), "the gathered regions went first, as one send");
+    assertEquals(List.of(2), path.regionWrites());
     w.flush();
-    assertEquals(3, path.writes().size());
+    assertEquals(2, path.writes().size());
     byte[] expect = fill('A', 100);
     Arrays.fill(expect, 50, 60, (byte) 'C');
     assertArrayEquals(expect, path.load(LAYOUT, 0, 100));
     assertArrayEquals(fill('B', 100), path.load(LAYOUT, 5000, 100));
+  }
+
+  @Test
+  void write_gathered_sentInFileOrderAtMaxRegions_andAWriteThatFollowsARegionGrowsIt() {
+    WriteBehind w = writeBehind(1 << 22, TIMEOUT);
+    int n = WriteBehind.MAX_REGIONS;
+    byte[] expect = new byte[(n + 1) * 10_000];
+    for (int i = n - 1; i >= 1; i--) { // backwards: the send must put them in file order
+      byte[] b = bytes(i, 100);
+      write(w, i * 10_000L, b);
+      System.arraycopy(b, 0, expect, i * 10_000, 100);
+    }
+    byte[] more = bytes(77, 50);
+    write(w, 10_100, more); // follows the last write (at 10,000): the same region
+    System.arraycopy(more, 0, expect, 10_100, 50);
+    assertEquals(List.of(), path.writes(), "63 regions: still gathering");
+    byte[] last = bytes(99, 100);
+    write(w, n * 10_000L, last);
+    System.arraycopy(last, 0, expect, n * 10_000, 100);
+    assertEquals(List.of(n), path.regionWrites(), "the 64th region sends them all, as one write");
+    assertEquals(List.of(new MemoryDataPath.Call(0, 10_000, (n - 1) * 100 + 50 + 100)), path.writes());
+    w.flush();
+    assertArrayEquals(expect, path.load(LAYOUT, 0, expect.length));
+  }
+
+  @Test
+  void write_gathered_sentOnceTheyHoldGatherBytes_andLargeWritesAreNotGathered() {
+    WriteBehind w = writeBehind(1 << 22, TIMEOUT);
+    int chunk = WriteBehind.GATHER_BYTES / 4;
+    for (int i = 0; i < 4; i++) {
+      write(w, (3 - i) * 2L * chunk, fill((char) ('a' + i), chunk));
+    }
+    assertEquals(List.of(4), path.regionWrites(), "four regions of a quarter of GATHER_BYTES: sent");
+    write(w, 100L * chunk, fill('x', 100));
+    write(w, 200L * chunk, fill('y', WriteBehind.GATHER_BYTES)); // too large to gather: sends the small one first
+    assertEquals(2, path.writes().size());
+    assertEquals(new MemoryDataPath.Call(1, 100L * chunk, 100), path.writes().get(1));
+    w.flush();
+    assertEquals(new MemoryDataPath.Call(2, 200L * chunk, WriteBehind.GATHER_BYTES), path.writes().get(2));
+    assertEquals(List.of(4), path.regionWrites());
+    assertArrayEquals(fill('a', chunk), path.load(LAYOUT, 6L * chunk, chunk));
+    assertArrayEquals(fill('d', chunk), path.load(LAYOUT, 0, chunk));
+    assertArrayEquals(fill('y', WriteBehind.GATHER_BYTES), path.load(LAYOUT, 200L * chunk, WriteBehind.GATHER_BYTES));
+  }
+
+  @Test
+  void write_gatheredRegionsOverlappingASlowSend_waitForIt_othersDoNot() {
+    path.writeDelay(n -> n == 0 ? 300L : 0L);
+    WriteBehind w = writeBehind(1 << 20, TIMEOUT);
+    write(w, 0, fill('A', 100));
+    write(w, 50_000, fill('A', 100));
+    w.send(); // slow
+    write(w, 20_000, fill('B', 100));
+    write(w, 30_000, fill('B', 100));
+    long t0 = System.nanoTime();
+    w.send(); // between the slow send's regions, overlapping none: does not wait
+    assertTrue(System.nanoTime() - t0 < 250_000_000L, "a send between the regions of a slow one did not wait for it");
+    write(w, 50_050, fill('C', 100));
+    write(w, 90_000, fill('C', 100));
+    w.flush(); // overlaps the slow send's second region: waits for it
+    byte[] expect = fill('A', 150);
+    Arrays.fill(expect, 50, 150, (byte) 'C');
+    assertArrayEquals(expect, path.load(LAYOUT, 50_000, 150));
+    assertArrayEquals(fill('B', 100), path.load(LAYOUT, 20_000, 100));
   }
 
   /** Direct buffers that record the capacity each was asked for. */
@@ -198,10 +264,12 @@ class WriteBehindTest {
   }
 
   @Test
-  void write_randomSmallWrites_upToMaxInFlightSends() {
-    path.writeDelay(n -> 30L);
-    WriteBehind w = writeBehind(1 << 20, TIMEOUT);
-    int n = 3 * WriteBehind.MAX_IN_FLIGHT;
+  void write_randomSmallWrites_gatheredAndUpToMaxInFlightSends() {
+    // the first sends stay out long enough for the writes to catch up with them, then sends are quick
+    path.writeDelay(n -> n < WriteBehind.MAX_IN_FLIGHT ? 2000L : 0L);
+    WriteBehind w = writeBehind(8 << 20, TIMEOUT);
+    int sends = 3 * WriteBehind.MAX_IN_FLIGHT;
+    int n = sends * WriteBehind.MAX_REGIONS;
     byte[] expect = new byte[n * 8192];
     for (int i = 0; i < n; i++) {
       long at = (i * 7L % n) * 8192; // every 8 KiB block once, none after the one before
@@ -212,8 +280,9 @@ class WriteBehindTest {
     }
     w.flush();
     assertEquals(0, path.writesInFlight(), "flush waits for every send");
-    assertEquals(WriteBehind.MAX_IN_FLIGHT, path.maxWritesInFlight(), "small sends overlap, up to the limit in count");
-    assertEquals(n, path.writes().size(), "one send per write");
+    assertEquals(WriteBehind.MAX_IN_FLIGHT, path.maxWritesInFlight(), "gathered sends overlap, up to the limit in count");
+    assertEquals(sends, path.writes().size(), "one send per " + WriteBehind.MAX_REGIONS + " writes");
+    assertTrue(path.regionWrites().stream().allMatch(r -> r == WriteBehind.MAX_REGIONS), "regions: " + path.regionWrites());
     assertArrayEquals(expect, path.load(LAYOUT, 0, expect.length));
   }
 

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * File data through the mount: O_APPEND from several processes, O_EXCL, O_TRUNC, sparse files,
- * ftruncate, fsync and fdatasync, statfs, fcntl locks and flock between processes, and mmap.
+ * random small writes, ftruncate, fsync and fdatasync, statfs, fcntl locks and flock between processes, and mmap.
  *
  * <p>Where the kernel's page cache could hide what FlowFS stored (mmap, fsync), a second client of
  * the same servers reads the file past the mount: that is what another machine would see.
@@ -334,6 +334,43 @@ class PosixFileIoTest extends PosixSuite {
    * what another client wrote and closed before the open still shows, whether the file stayed
    * within those bytes or grew past them.
    */
+  /**
+   * Small writes all over a file, many overlapping earlier ones (write-behind gathers those that do
+   * not overlap into noncontiguous writes, a flow per server listing the regions): after fsync
+   * another client reads exactly what a local file would hold, and so does the mount meanwhile.
+   */
+  @Test
+  void randomSmallWrites_gathered_reachTheServersInTheirOrder() throws Exception {
+    Path f = onMount("gather").resolve("f");
+    int size = 3 << 20;
+    byte[] expect = new byte[size];
+    Random r = new Random(11);
+    long gathered = fs.client().counters().get("path.gathered.ops");
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        OtherClient other = new OtherClient(fs)) {
+      ch.write(ByteBuffer.wrap(expect), 0);
+      for (int i = 0; i < 3000; i++) {
+        int len = new int[] {1, 17, 512, 4096, 4096, 9000, 70_000}[r.nextInt(7)];
+        int at = i % 3 == 0 ? r.nextInt(size / 4096) * 4096 : r.nextInt(size - len); // some overlap earlier ones
+        at = Math.min(at, size - len);
+        byte[] b = new byte[len];
+        r.nextBytes(b);
+        ch.write(ByteBuffer.wrap(b), at);
+        System.arraycopy(b, 0, expect, at, len);
+        if (i % 500 == 499) { // a read meanwhile sees every write before it
+          ByteBuffer got = ByteBuffer.allocate(8192);
+          int from = r.nextInt(size - 8192);
+          ch.read(got, from);
+          assertArrayEquals(java.util.Arrays.copyOfRange(expect, from, from + 8192), got.array(), "read at " + from);
+        }
+      }
+      ch.force(false);
+      assertArrayEquals(expect, other.read("/gather/f"), "what another client reads after fsync");
+    }
+    assertTrue(fs.client().counters().get("path.gathered.ops") > gathered, "small writes were gathered");
+    assertArrayEquals(expect, Files.readAllBytes(f));
+  }
+
   @Test
   void smallFile_rewrittenByAnotherClient_showsTheNewBytesAtTheNextOpen() throws Exception {
     Path f = onMount("cto").resolve("f");
