@@ -45,9 +45,9 @@ final class WriteBehind {
    */
   static final int GROWS_TO = PieceAllocator.PIECE;
   /** Most regions a buffer gathers from writes that do not follow each other. */
-  static final int MAX_REGIONS = 64;
+  static final int MAX_REGIONS = 128;
   /** A buffer of more than one region is sent once it holds this many bytes. */
-  static final int GATHER_BYTES = 256 * 1024;
+  static final int GATHER_BYTES = 512 * 1024;
 
   private final DataPath path;
   private final Layout layout;
