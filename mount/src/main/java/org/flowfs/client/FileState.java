@@ -31,13 +31,27 @@ final class FileState {
   private int opens;
   /** Opens of this client that may write (a shared writable mapping needs one): no read-around then. */
   private int writableOpens;
-  /** The block a small read that jumps is widened to (0: never). */
+  /** The block a small read that jumps is widened to (0: never); see {@link #around()}. */
   private final int around;
   /** Counts {@link #quiesce()} calls: a store offered before the last one may no longer begin. */
   private long epoch;
   /** Read-around stores begun and not ended. */
   private int storing;
   private static final int PAGE = 4096;
+  /**
+   * A file of at most this many bytes (a sixteenth of the machine's memory) fits in the kernel's
+   * page cache: its read-around block grows with it ({@link #around()}).
+   */
+  static final long CACHEABLE = physicalMemory() / 16;
+  /** A cacheable file is read around in blocks of at least this fraction of it... */
+  static final int AROUND_PARTS = 256;
+  /** ...and at most this many bytes. */
+  static final int AROUND_MAX = 1 << 20;
+
+  private static long physicalMemory() {
+    var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getTotalMemorySize() : 0;
+  }
   FileState(Attr attr, DataPath path, int writeBehind, int readAhead, int readAround, Duration timeout,
       ByteBufAllocator alloc) {
     this.around = readAround;
@@ -141,6 +155,7 @@ final class FileState {
       return 0;
     }
     int n = (int) Math.min(length, size - offset);
+    int around = around();
     if (sink == null || n >= around || writableOpens > 0 || !reads.jumps(offset)) {
       reads.read(offset, n, size, dst);
       return n;
@@ -191,6 +206,24 @@ final class FileState {
   }
 
   private static final long QUIESCE_NS = 2_000_000_000L;
+
+  /**
+   * The read-around block now: the configured one, or, for a file that fits in {@link #CACHEABLE},
+   * the power of two at or above {@link #AROUND_PARTS} of its size, at most {@link #AROUND_MAX}: the
+   * kernel then caches such a file whole after at most that many misses, and every byte crosses the
+   * network once whatever the block. A file too large to cache keeps the configured block, so that
+   * a random reader of it moves little more than it reads.
+   */
+  private int around() {
+    if (around == 0 || size > CACHEABLE) {
+      return around;
+    }
+    long part = size / AROUND_PARTS;
+    if (part <= around) {
+      return around;
+    }
+    return (int) Math.max(around, Math.min(AROUND_MAX, Long.highestOneBit(part - 1) << 1));
+  }
 
   /** Pages read around a jump on their way to the {@link PageSink}. */
   final class Store implements PageSink.Pages {

@@ -280,4 +280,32 @@ class FileStateTest {
       r.closed(false);
     }
   }
+
+  @Test
+  void readAround_growsWithAFileThatFitsInMemory_upToItsMaximum_notForALargerOne() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(FileState.CACHEABLE >= 64L << 20, "a machine of at least 1 GiB");
+    // holes: every block reads as zeros, so the sizes alone matter
+    assertEquals(64 * 1024, aroundBlock(1L << 20), "1 MiB: the configured 64 KiB");
+    assertEquals(256 * 1024, aroundBlock(64L << 20), "64 MiB: a 256th of it");
+    assertEquals(256 * 1024, aroundBlock((48L << 20) + 1), "just over 48 MiB: the power of two above its 256th");
+    assertEquals(FileState.AROUND_MAX, aroundBlock(Math.min(FileState.CACHEABLE, 1L << 30)), "up to the maximum");
+    assertEquals(64 * 1024, aroundBlock(FileState.CACHEABLE + 1), "too large to cache: the configured block");
+  }
+
+  /** The bytes a 100-byte read that jumps into the middle of a file of {@code size} reads around it. */
+  private long aroundBlock(long size) {
+    Attr a = attr(size, 2000);
+    FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    r.opened(a, null, false);
+    java.util.List<PageSink.Pages> offered = new java.util.ArrayList<>();
+    ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();
+    try {
+      assertEquals(100, r.read(size / 2 + 5000, 100, dst, offered::add));
+      return 4096 + offered.stream().mapToLong(o -> o.data().readableBytes()).sum();
+    } finally {
+      dst.release();
+      offered.forEach(o -> o.data().release());
+      r.closed(false);
+    }
+  }
 }

@@ -83,6 +83,32 @@ class ReadAroundTest {
     assertTrue(fs.counter("read-around.stores") - stores >= 16, "pages stored around the misses");
   }
 
+  /**
+   * A file that fits in the machine's memory is read around in blocks of a 256th of its size (at
+   * most 1 MiB): 64 MiB in blocks of 256 KiB, so every page read at random takes at most 256 FUSE
+   * reads in all (1,024 blocks of the configured 64 KiB).
+   */
+  @Test
+  void aFileThatFitsInMemory_isReadAroundInBlocksOfA256thOfIt() throws Exception {
+    int size = 64 << 20;
+    byte[] data = new byte[size];
+    new Random(4).nextBytes(data);
+    Files.write(m.resolve("big.bin"), data);
+    Sh.ok(m, "echo 3 > /proc/sys/vm/drop_caches");
+    long reads = fs.counter("fuse.read");
+    String py = "import os,random,hashlib\n"
+        + "fd=os.open('big.bin',os.O_RDONLY); n=" + (size / 4096) + "\n"
+        + "pages=list(range(n)); random.Random(9).shuffle(pages)\n"
+        + "got=[None]*n\n"
+        + "for p in pages: got[p]=os.pread(fd,4096,p*4096)\n"
+        + "print(hashlib.sha256(b''.join(got)).hexdigest())\n";
+    String sha = Sh.ok(m, "/usr/bin/python3 -c \"" + py.replace("\"", "\\\"") + "\"").strip();
+    java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+    assertEquals(java.util.HexFormat.of().formatHex(md.digest(data)), sha, "the pages read at random");
+    long fuseReads = fs.counter("fuse.read") - reads;
+    assertTrue(fuseReads <= 256 + 16, "16,384 random page reads of 64 MiB took " + fuseReads + " FUSE reads");
+  }
+
   @Test
   void anOpenThatMayWrite_turnsReadAroundOff() throws Exception {
     byte[] data = randomFile("writable.bin", 2);
