@@ -145,18 +145,20 @@ final class WriteBehind {
   }
 
   /**
-   * Whether a write of {@code len} bytes at {@code offset} joins the buffer: it continues the last
-   * region, or it is smaller than {@link #GATHER_BYTES} and overlaps no region, and it fits.
+   * Whether a write of {@code len} bytes at {@code offset} joins the buffer: it fits, it overlaps
+   * no region gathered (a write that continues the last region may reach into another), and it
+   * continues the last region or is a small write and there is a region left for it.
    */
   private boolean joins(long offset, int len) {
     if (buffered() + len > capacity) {
       return false;
     }
-    if (offset == regionStart[regions - 1] + regionLength[regions - 1]) {
-      return true;
-    }
-    if (len >= GATHER_BYTES || regions == MAX_REGIONS) {
+    boolean continues = offset == regionStart[regions - 1] + regionLength[regions - 1];
+    if (!continues && (len >= GATHER_BYTES || regions == MAX_REGIONS)) {
       return false;
+    }
+    if (continues && regions == 1) {
+      return true; // a stream
     }
     for (int i = 0; i < regions; i++) {
       if (regionStart[i] < offset + len && offset < regionStart[i] + regionLength[i]) {

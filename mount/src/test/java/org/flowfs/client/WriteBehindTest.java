@@ -113,6 +113,19 @@ class WriteBehindTest {
   }
 
   @Test
+  void write_followingARegion_intoAnotherGatheredOne_sendsTheGatheredFirst() {
+    WriteBehind w = writeBehind(65536, TIMEOUT);
+    write(w, 1000, fill('A', 100));
+    write(w, 0, fill('B', 100));
+    write(w, 100, fill('C', 1000)); // continues B, and reaches over A
+    assertEquals(List.of(2), path.regionWrites(), "A and B went first");
+    w.flush();
+    byte[] expect = fill('C', 1100);
+    Arrays.fill(expect, 0, 100, (byte) 'B');
+    assertArrayEquals(expect, path.load(LAYOUT, 0, 1100), "the later write wins");
+  }
+
+  @Test
   void write_gathered_sentInFileOrderAtMaxRegions_andAWriteThatFollowsARegionGrowsIt() {
     WriteBehind w = writeBehind(1 << 22, TIMEOUT);
     int n = WriteBehind.MAX_REGIONS;

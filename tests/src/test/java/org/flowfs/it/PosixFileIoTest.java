@@ -349,10 +349,15 @@ class PosixFileIoTest extends PosixSuite {
     try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
         OtherClient other = new OtherClient(fs)) {
       ch.write(ByteBuffer.wrap(expect), 0);
+      int end = 0;
       for (int i = 0; i < 3000; i++) {
         int len = new int[] {1, 17, 512, 4096, 4096, 9000, 70_000}[r.nextInt(7)];
         int at = i % 3 == 0 ? r.nextInt(size / 4096) * 4096 : r.nextInt(size - len); // some overlap earlier ones
+        if (i % 5 == 0) {
+          at = end; // continues the last write, perhaps into an earlier one
+        }
         at = Math.min(at, size - len);
+        end = at + len;
         byte[] b = new byte[len];
         r.nextBytes(b);
         ch.write(ByteBuffer.wrap(b), at);
