@@ -60,10 +60,9 @@ final class WriteBehind {
   private int filledBytes;
   /** The buffer's piece being filled; null when nothing is buffered. */
   private ByteBuf piece;
-  /** The buffer's regions, in the order written: file offset, length, place in the buffer. */
+  /** The buffer's regions, in the order written (their bytes follow each other in the buffer). */
   private final long[] regionStart = new long[MAX_REGIONS];
   private final int[] regionLength = new int[MAX_REGIONS];
-  private final int[] regionAt = new int[MAX_REGIONS];
   private int regions;
   /** End of the last write (-1 before the first): a write starting there continues a stream. */
   private long lastEnd = -1;
@@ -123,7 +122,6 @@ final class WriteBehind {
     } else {
       regionStart[regions] = offset;
       regionLength[regions] = len;
-      regionAt[regions] = buffered();
       regions++;
     }
     int from = src.readerIndex();
@@ -218,8 +216,10 @@ final class WriteBehind {
     }
     // the regions in file order, their bytes as slices of the buffer in that order
     Integer[] order = new Integer[n];
+    int[] at = new int[n];
     for (int i = 0; i < n; i++) {
       order[i] = i;
+      at[i] = i == 0 ? 0 : at[i - 1] + regionLength[i - 1];
     }
     java.util.Arrays.sort(order, (x, y) -> Long.compare(regionStart[x], regionStart[y]));
     long[] starts = new long[n];
@@ -230,7 +230,7 @@ final class WriteBehind {
         int i = order[k];
         starts[k] = regionStart[i];
         ends[k] = regionStart[i] + regionLength[i];
-        data.addComponent(true, b.retainedSlice(regionAt[i], regionLength[i]));
+        data.addComponent(true, b.retainedSlice(at[i], regionLength[i]));
       }
     } finally {
       b.release();

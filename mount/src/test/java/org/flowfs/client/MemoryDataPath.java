@@ -76,25 +76,13 @@ final class MemoryDataPath implements DataPath, AutoCloseable {
 
   @Override
   public CompletableFuture<Void> write(Layout layout, long offset, ByteBuf data) {
-    byte[] bytes;
-    try {
-      bytes = new byte[data.readableBytes()];
-      data.getBytes(data.readerIndex(), bytes);
-    } finally {
-      data.release(); // the data path owns the caller's reference
-    }
-    Call call;
-    synchronized (this) {
-      call = new Call(writes.size(), offset, bytes.length);
-      writes.add(call);
-    }
-    maxWritesInFlight.accumulateAndGet(writesInFlight.incrementAndGet(), Math::max);
-    writesUnsettled.incrementAndGet();
-    return complete(writeDelayMs.apply(call.n()), writeFailure.apply(call.n()), () -> store(layout, offset, bytes),
-        writesInFlight::decrementAndGet, writesUnsettled::decrementAndGet);
+    return write(layout, new long[] {offset}, new long[] {data.readableBytes()}, data);
   }
 
-  /** Logged as one call: the first region's start and the bytes of all of them. */
+  /**
+   * Logged as one call: the first region's start and the bytes of all of them; a write of more
+   * than one region also in {@link #regionWrites()}.
+   */
   @Override
   public CompletableFuture<Void> write(Layout layout, long[] starts, long[] lengths, ByteBuf data) {
     for (int i = 1; i < starts.length; i++) {
@@ -114,7 +102,9 @@ final class MemoryDataPath implements DataPath, AutoCloseable {
     synchronized (this) {
       call = new Call(writes.size(), starts[0], bytes.length);
       writes.add(call);
-      regionWrites.add(starts.length);
+      if (starts.length > 1) {
+        regionWrites.add(starts.length);
+      }
     }
     maxWritesInFlight.accumulateAndGet(writesInFlight.incrementAndGet(), Math::max);
     writesUnsettled.incrementAndGet();
