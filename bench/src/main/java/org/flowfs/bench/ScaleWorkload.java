@@ -82,10 +82,13 @@ final class ScaleWorkload implements AutoCloseable {
       Workloads.sh(Path.of("/"), "rm -rf '" + dir + "'");
       try (ServerProcesses servers = new ServerProcesses(dir, n, List.of(), inNamespaces)) {
         mem.watch("scale", servers.pids());
-        // new JVMs: a quarter of the size first, so the figure is that of warm servers, as every
-        // other row's (the mount's servers run through all groups); without it, 8 fresh I/O
-        // servers spent the measured run compiling on 2 cores
-        ApiWorkload.measure(servers.conf, Math.max(n, mib / 4), n);
+        // new JVMs: first a quarter of the size per server, written and read, so that the figure is
+        // that of warm servers, as every other row's (the mount's servers run through all groups,
+        // gigabytes each, before they are measured). Per server, not in all: with a quarter of the
+        // size in all, each of 8 servers got 64 MiB and spent the measured run compiling on 2
+        // cores (their C2 threads 35-83% of the CPU during it). A fresh I/O server's C2 takes
+        // ~25 s of CPU over its first gigabytes, so with 8 of them on 2 cores some still remains.
+        ApiWorkload.measure(servers.conf, n * Math.max(1, mib / 4), n);
         // calls of 1 MiB per I/O server: each call keeps every link busy
         ApiWorkload.Throughput t = ApiWorkload.measure(servers.conf, mib, n);
         out.accept(new Workloads.Result("scale-" + n + "-write", t.write()));
