@@ -155,9 +155,6 @@ final class WriteBehind {
     if (!continues && (len >= GATHER_BYTES || regions == MAX_REGIONS)) {
       return false;
     }
-    if (continues && regions == 1) {
-      return true; // a stream
-    }
     for (int i = 0; i < regions; i++) {
       if (regionStart[i] < offset + len && offset < regionStart[i] + regionLength[i]) {
         return false;
