@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.stream.Stream;
+import java.util.List;
+import org.flowfs.common.Handle;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -72,32 +73,24 @@ abstract class ShellToolsContract {
   void dd_oneGibibyte_roundTrips_andIsStripedOverEveryServer() throws Exception {
     Path d = dir("dd");
     Path src = tmp.resolve("src.bin");
-    long[] before = ioBytes();
     Sh.ok(tmp, "head -c 1G /dev/urandom > src.bin");
     Sh.ok(d, "dd if='" + src + "' of=big bs=1M count=1024 conv=fsync status=none");
     assertEquals(String.valueOf(GIB), Sh.ok(d, "stat -c %s big").strip());
     Sh.ok(d, "dd if=big of=back bs=1M status=none && cmp big '" + src + "' && cmp back '" + src + "'");
     Sh.ok(d, "rm back");
-    long[] after = ioBytes();
-    // 64 KiB strips over every server: each holds a quarter (or 1/N) of the file
+    // 64 KiB strips over every server: the datafile of big on each holds a quarter (or 1/N) of it.
+    // Its own datafiles, from its layout: the storage directories as a whole also hold what the
+    // reaper has not removed yet of files unlinked a moment ago (back), which it does later.
+    List<Handle> datafiles = FsckTest.datafilesOf(d, "big");
+    assertEquals(fs.ioServers(), datafiles.stream().mapToInt(Handle::ioServer).distinct().count(),
+        "big's datafiles " + datafiles + " are not on every one of " + fs.ioServers() + " I/O servers");
     long share = GIB / fs.ioServers();
-    for (int i = 0; i < fs.ioServers(); i++) {
-      long grew = after[i] - before[i];
-      assertTrue(Math.abs(grew - share) < share / 20,
-          "I/O server " + i + " holds " + grew + " bytes of a 1 GiB file, expected about " + share);
+    for (Handle h : datafiles) {
+      long holds = Files.size(FsckTest.datafilePath(fs, h));
+      assertTrue(Math.abs(holds - share) < share / 20,
+          "I/O server " + h.ioServer() + " holds " + holds + " bytes of a 1 GiB file, expected about " + share);
     }
     Files.delete(src);
-  }
-
-  /** Bytes in each I/O server's storage directory. */
-  long[] ioBytes() throws Exception {
-    long[] b = new long[fs.ioServers()];
-    for (int i = 0; i < b.length; i++) {
-      try (Stream<Path> s = Files.walk(fs.ioDir(i).resolve("data"))) {
-        b[i] = s.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
-      }
-    }
-    return b;
   }
 
   @Test
