@@ -54,12 +54,18 @@ final class FileState {
   }
   FileState(Attr attr, DataPath path, int writeBehind, int readAhead, int readAround, Duration timeout,
       ByteBufAllocator alloc) {
+    this(attr, path, writeBehind, readAhead, readAround, timeout, alloc, Runnable::run);
+  }
+
+  /** With {@code sender} setting up the sends its writes start (see {@link WriteBehind}). */
+  FileState(Attr attr, DataPath path, int writeBehind, int readAhead, int readAround, Duration timeout,
+      ByteBufAllocator alloc, java.util.concurrent.Executor sender) {
     this.around = readAround;
     this.handle = attr.handle();
     this.layout = attr.layout();
     this.size = attr.size();
     this.mtimeNs = attr.mtimeNs();
-    this.writes = new WriteBehind(path, layout, writeBehind, timeout, alloc);
+    this.writes = new WriteBehind(path, layout, writeBehind, timeout, alloc, sender);
     this.reads = new ReadAhead(path, layout, readAhead, timeout, alloc);
   }
 

@@ -120,6 +120,12 @@ public final class FileSystemClient implements AutoCloseable {
   private final Counters counters = new Counters();
   /** File data buffers (write-behind, read-ahead); up to 64 MiB of their pieces kept for reuse. */
   private final ByteBufAllocator alloc = new PieceAllocator(PooledByteBufAllocator.DEFAULT, 64);
+  /**
+   * Sets up the sends that writes start in write-behind, while the writers go on; one thread, so
+   * sends leave in the order they were started.
+   */
+  private final java.util.concurrent.ExecutorService sender =
+      java.util.concurrent.Executors.newSingleThreadExecutor(new org.flowfs.common.NamedThreads("flowfs-sender"));
   private final Map<Handle, FileState> states = new ConcurrentHashMap<>();
   private final Map<Long, OpenFile> openFiles = new ConcurrentHashMap<>();
   private final Map<Long, DirStream> openDirs = new ConcurrentHashMap<>();
@@ -794,7 +800,7 @@ public final class FileSystemClient implements AutoCloseable {
     }
     FileState st = states.compute(a.handle(), (h, cur) -> {
       FileState s = cur != null ? cur : new FileState(a, data, (int) config.client().writeBehind(),
-          (int) config.client().readAhead(), config.client().readAround(), timeout, alloc);
+          (int) config.client().readAhead(), config.client().readAround(), timeout, alloc, sender);
       s.opened(a, first, writable(flags));
       return s;
     });
@@ -1202,6 +1208,7 @@ public final class FileSystemClient implements AutoCloseable {
         // the servers are going away: nothing more to do with this file
       }
     }
+    sender.shutdown(); // what it was given is set up: every file was flushed above
     flows.close();
     peers.close();
   }

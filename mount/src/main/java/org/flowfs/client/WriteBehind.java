@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Layout;
@@ -31,6 +33,14 @@ import org.flowfs.common.Layout;
  * (A buffer of the full capacity, 8 MiB, is larger than the pool's chunks: it was allocated anew
  * for every send, and its first touch cost a page fault every 4 KiB.)
  *
+ * <p>A send that a write starts (the buffer filled up) is handed to the client's {@code sender}
+ * thread, which sets up its flows while the writer goes on: setting up the flows of a gathered
+ * send to four servers cost the writer ~250 us, once every 128 random writes, which made the p99
+ * of a random writer's latency. The order of writes holds as before: a send waits, on the
+ * writer's thread, for the sends out whose regions overlap its own, and the sender takes sends in
+ * the order they were handed to it. A send that {@link #send()} or {@link #flush()} starts (a
+ * close, an fsync, a read of the file) is set up on the caller's thread, which waits for it anyway.
+ *
  * <p>A failed send is reported by the next write, {@link #flush()} or close, as NFS does. The
  * owner ({@link FileState}) serializes calls.
  */
@@ -54,6 +64,7 @@ final class WriteBehind {
   private final int capacity;
   private final Duration timeout;
   private final ByteBufAllocator alloc;
+  private final Executor sender;
   private final List<Sent> inFlight = new ArrayList<>();
   /** The buffer's full pieces, in order, before {@link #piece}. */
   private final List<ByteBuf> filled = new ArrayList<>();
@@ -87,12 +98,19 @@ final class WriteBehind {
     }
   }
 
+  /** Sends set up on the caller's thread. */
   WriteBehind(DataPath path, Layout layout, int capacity, Duration timeout, ByteBufAllocator alloc) {
+    this(path, layout, capacity, timeout, alloc, Runnable::run);
+  }
+
+  /** Sends a write starts set up by {@code sender}, which runs tasks in the order given. */
+  WriteBehind(DataPath path, Layout layout, int capacity, Duration timeout, ByteBufAllocator alloc, Executor sender) {
     this.path = path;
     this.layout = layout;
     this.capacity = capacity;
     this.timeout = timeout;
     this.alloc = alloc;
+    this.sender = sender;
   }
 
   /** Buffers (or sends) a copy of {@code src}'s readable bytes; {@code src} stays the caller's. */
@@ -100,14 +118,14 @@ final class WriteBehind {
     rethrow();
     int len = src.readableBytes();
     if (piece != null && !joins(offset, len)) {
-      send();
+      send(sender);
     }
     boolean streaming = offset == lastEnd;
     lastEnd = offset + len;
     if (len >= capacity) {
       ByteBuf copy = alloc.directBuffer(len);
       copy.writeBytes(src, src.readerIndex(), len);
-      dispatch(new long[] {offset}, new long[] {offset + len}, copy);
+      dispatch(new long[] {offset}, new long[] {offset + len}, copy, sender);
       return;
     }
     int pieceSize = Math.min(capacity, GROWS_TO);
@@ -138,7 +156,7 @@ final class WriteBehind {
       left -= n;
     }
     if (buffered() >= capacity || regions > 1 && (regions == MAX_REGIONS || buffered() >= GATHER_BYTES)) {
-      send();
+      send(sender);
     }
   }
 
@@ -194,6 +212,11 @@ final class WriteBehind {
 
   /** Sends what is buffered without waiting for it ({@link #flush()} waits). */
   void send() {
+    send(Runnable::run);
+  }
+
+  /** Sends what is buffered, set up by {@code by}. */
+  private void send(Executor by) {
     if (piece == null) {
       return;
     }
@@ -208,7 +231,7 @@ final class WriteBehind {
     int n = regions;
     regions = 0;
     if (n == 1) {
-      dispatch(new long[] {regionStart[0]}, new long[] {regionStart[0] + regionLength[0]}, b);
+      dispatch(new long[] {regionStart[0]}, new long[] {regionStart[0] + regionLength[0]}, b, by);
       return;
     }
     // the regions in file order, their bytes as slices of the buffer in that order
@@ -232,11 +255,14 @@ final class WriteBehind {
     } finally {
       b.release();
     }
-    dispatch(starts, ends, data);
+    dispatch(starts, ends, data, by);
   }
 
-  /** Sends {@code data}, the bytes of the regions {@code [starts[i], ends[i])} in order. */
-  private void dispatch(long[] starts, long[] ends, ByteBuf data) {
+  /**
+   * Sends {@code data}, the bytes of the regions {@code [starts[i], ends[i])} in order, its flows
+   * set up by {@code by}; takes {@code data}.
+   */
+  private void dispatch(long[] starts, long[] ends, ByteBuf data, Executor by) {
     for (Sent s : new ArrayList<>(inFlight)) {
       if (s.overlaps(starts, ends)) {
         await(s); // overlapping: keep the order of writes
@@ -247,17 +273,38 @@ final class WriteBehind {
         || !inFlight.isEmpty() && inFlightBytes() + bytes > (long) BUFFERS_IN_FLIGHT * capacity) {
       await(inFlight.get(0));
     }
-    CompletableFuture<Void> done;
-    if (starts.length == 1) {
-      done = path.write(layout, starts[0], data);
-    } else {
-      long[] lengths = new long[starts.length];
-      for (int i = 0; i < lengths.length; i++) {
-        lengths[i] = ends[i] - starts[i];
-      }
-      done = path.write(layout, starts, lengths, data);
-    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
     inFlight.add(new Sent(starts, ends, bytes, done));
+    try {
+      by.execute(() -> {
+        try {
+          write(starts, ends, data).whenComplete((v, err) -> {
+            if (err != null) {
+              done.completeExceptionally(err);
+            } else {
+              done.complete(null);
+            }
+          });
+        } catch (RuntimeException e) {
+          done.completeExceptionally(e);
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      data.release(); // the client is closing: nothing will send it
+      done.completeExceptionally(new FsException(Errno.EIO, "write-behind: the client is closed"));
+    }
+  }
+
+  /** Starts writing {@code data} to the regions: the data path takes it. */
+  private CompletableFuture<Void> write(long[] starts, long[] ends, ByteBuf data) {
+    if (starts.length == 1) {
+      return path.write(layout, starts[0], data);
+    }
+    long[] lengths = new long[starts.length];
+    for (int i = 0; i < lengths.length; i++) {
+      lengths[i] = ends[i] - starts[i];
+    }
+    return path.write(layout, starts, lengths, data);
   }
 
   /** Bytes of the sends out (at most {@link #MAX_IN_FLIGHT} of them). */

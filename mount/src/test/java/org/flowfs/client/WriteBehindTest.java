@@ -417,6 +417,92 @@ class WriteBehindTest {
     assertFalse(w.isDirty());
   }
 
+  // ---- sends set up by the sender --------------------------------------------------------------
+
+  /** An executor that runs what it was given when the test says. */
+  private static final class Held implements java.util.concurrent.Executor {
+    final java.util.ArrayDeque<Runnable> tasks = new java.util.ArrayDeque<>();
+
+    @Override
+    public synchronized void execute(Runnable r) {
+      tasks.add(r);
+    }
+
+    synchronized void runAll() {
+      while (!tasks.isEmpty()) {
+        tasks.poll().run();
+      }
+    }
+  }
+
+  @Test
+  void write_thatFillsTheBuffer_handsItsSendToTheSender_flushSetsUpOnTheCaller() {
+    Held sender = new Held();
+    wb = new WriteBehind(path, LAYOUT, 4096, TIMEOUT, ByteBufAllocator.DEFAULT, sender);
+    write(wb, 0, fill('A', 4096)); // fills the buffer
+    assertEquals(List.of(), path.writes(), "the writer did not set the send up");
+    assertEquals(1, sender.tasks.size());
+    assertTrue(wb.isDirty(), "a send handed over is in flight");
+    sender.runAll();
+    assertEquals(List.of(new MemoryDataPath.Call(0, 0, 4096)), path.writes());
+    write(wb, 8192, fill('B', 100)); // buffered
+    wb.flush(); // set up here: the test's sender holds everything it is given
+    assertEquals(List.of(), List.copyOf(sender.tasks));
+    assertEquals(new MemoryDataPath.Call(1, 8192, 100), path.writes().get(1));
+    assertArrayEquals(fill('B', 100), path.load(LAYOUT, 8192, 100));
+  }
+
+  @Test
+  void write_overlappingASendTheSenderHolds_waitsForIt_andTheLaterBytesWin() throws Exception {
+    Held sender = new Held();
+    wb = new WriteBehind(path, LAYOUT, 4096, TIMEOUT, ByteBufAllocator.DEFAULT, sender);
+    write(wb, 0, fill('A', 4096)); // handed to the sender, not set up yet
+    var later = java.util.concurrent.CompletableFuture.runAsync(() -> {
+      write(wb, 100, fill('B', 4096)); // at least the capacity and overlapping A: must wait for A
+    });
+    Thread.sleep(100);
+    assertFalse(later.isDone(), "the overlapping send waits for the one the sender holds");
+    sender.runAll(); // A goes; the later write's own send is then handed over
+    later.get(5, java.util.concurrent.TimeUnit.SECONDS);
+    sender.runAll();
+    wb.flush();
+    byte[] expect = fill('A', 4196);
+    Arrays.fill(expect, 100, 4196, (byte) 'B');
+    assertArrayEquals(expect, path.load(LAYOUT, 0, 4196));
+  }
+
+  @Test
+  void write_randomOverlappingWrites_throughARealSender_endAsWritten() throws Exception {
+    path.writeDelay(n -> n % 7 == 0 ? 3L : 0L);
+    var sender = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      wb = new WriteBehind(path, LAYOUT, 64 * 1024, TIMEOUT, ByteBufAllocator.DEFAULT, sender);
+      Random r = new Random(11);
+      byte[] expect = new byte[1 << 20];
+      for (int i = 0; i < 20_000; i++) {
+        int len = 1 + r.nextInt(i % 50 == 0 ? 70_000 : 4096);
+        int at = r.nextInt(expect.length - len);
+        byte[] b = fill((char) ('a' + i % 26), len);
+        write(wb, at, b);
+        System.arraycopy(b, 0, expect, at, len);
+      }
+      wb.flush();
+      assertArrayEquals(expect, path.load(LAYOUT, 0, expect.length), "every byte as the last write left it");
+    } finally {
+      sender.shutdownNow();
+    }
+  }
+
+  @Test
+  void write_whenTheSenderIsClosed_failsTheSend_andReportsEio() {
+    var sender = java.util.concurrent.Executors.newSingleThreadExecutor();
+    sender.shutdown();
+    wb = new WriteBehind(path, LAYOUT, 4096, TIMEOUT, ByteBufAllocator.DEFAULT, sender);
+    write(wb, 0, fill('A', 4096)); // its send cannot be handed over: released, failed
+    assertEquals(Errno.EIO, assertThrows(FsException.class, wb::flush).errno());
+    assertEquals(List.of(), path.writes());
+  }
+
   // ---- helpers --------------------------------------------------------------------------------
 
   private void awaitNoWritesInFlight() throws InterruptedException {
