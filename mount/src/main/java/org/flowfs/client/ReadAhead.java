@@ -2,7 +2,6 @@ package org.flowfs.client;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.CompositeByteBuf;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
@@ -37,29 +36,8 @@ final class ReadAhead {
 
   /** Starts reading the first {@code length} bytes of a file: a window for {@link #offer}. */
   static Window first(DataPath path, Layout layout, int length, ByteBufAllocator alloc) {
-    ByteBuf buf = windowBuffer(alloc, length);
+    ByteBuf buf = PieceAllocator.buffer(alloc, length);
     return new Window(buf, length, path.read(layout, 0, length, buf));
-  }
-
-  /**
-   * An empty buffer with room for {@code length} bytes: below a {@link PieceAllocator#PIECE}, one
-   * buffer; from there on, pieces joined as one composite buffer, which the allocator keeps for
-   * reuse. (A window of 4 MiB in one buffer took a new chunk of Netty's pool for every window, and
-   * the first touch of its memory, a page fault every 4 KiB, was a third of the mount's time in a
-   * sequential read.)
-   */
-  static ByteBuf windowBuffer(ByteBufAllocator alloc, int length) {
-    int piece = PieceAllocator.PIECE;
-    if (length < piece) {
-      return alloc.directBuffer(length);
-    }
-    CompositeByteBuf c = alloc.compositeDirectBuffer((length + piece - 1) / piece);
-    for (int at = 0; at < length; at += piece) {
-      int n = Math.min(piece, length - at);
-      ByteBuf b = n == piece ? alloc.directBuffer(piece, piece) : alloc.directBuffer(n);
-      c.addComponent(false, b.writerIndex(b.capacity()));
-    }
-    return c;
   }
 
   ReadAhead(DataPath path, Layout layout, int window, Duration timeout, ByteBufAllocator alloc) {
@@ -149,7 +127,7 @@ final class ReadAhead {
       return;
     }
     int len = (int) Math.min(window, size - start);
-    ByteBuf buf = windowBuffer(alloc, len);
+    ByteBuf buf = PieceAllocator.buffer(alloc, len);
     CompletableFuture<Void> ready = path.read(layout, start, len, buf);
     windows.put(k, new Window(buf, len, ready));
   }

@@ -123,7 +123,7 @@ final class WriteBehind {
     boolean streaming = offset == lastEnd;
     lastEnd = offset + len;
     if (len >= capacity) {
-      ByteBuf copy = alloc.directBuffer(len);
+      ByteBuf copy = PieceAllocator.buffer(alloc, len); // in kept pieces, not a new buffer of its size
       copy.writeBytes(src, src.readerIndex(), len);
       dispatch(new long[] {offset}, new long[] {offset + len}, copy, sender);
       return;

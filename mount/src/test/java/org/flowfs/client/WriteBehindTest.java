@@ -261,6 +261,22 @@ class WriteBehindTest {
   }
 
   @Test
+  void write_ofAtLeastCapacity_copiedIntoPieces_releasedOnceSent() {
+    Recording alloc = new Recording();
+    int capacity = 2 * WriteBehind.GROWS_TO;
+    wb = new WriteBehind(path, LAYOUT, capacity, TIMEOUT, alloc);
+    byte[] big = bytes(12, 2 * WriteBehind.GROWS_TO + 1000);
+    write(wb, 0, big);
+    wb.flush();
+    assertEquals(List.of(WriteBehind.GROWS_TO, WriteBehind.GROWS_TO, 1000), alloc.asked,
+        "pieces the allocator keeps, not one buffer of the write's size");
+    assertArrayEquals(big, path.load(LAYOUT, 0, big.length));
+    for (ByteBuf b : alloc.made) {
+      assertEquals(0, b.refCnt(), "every piece released once sent");
+    }
+  }
+
+  @Test
   void write_fullBuffers_atMostBuffersInFlight() {
     path.writeDelay(n -> 30L);
     WriteBehind w = writeBehind(8192, TIMEOUT);
