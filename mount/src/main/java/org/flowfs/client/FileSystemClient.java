@@ -401,6 +401,7 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   private Attr setattr(Handle h, int mask, int mode, int uid, int gid, long size, long atime, long mtime) {
+    counters.increment("meta.setattr");
     Attr a = meta(new SetattrReq(h, mask, mode, uid, gid, size, atime, mtime)).attr();
     attrs.put(a);
     FileState st = states.get(h);

@@ -215,6 +215,9 @@ final class FlowFuse extends FuseStubFS {
 
   @Override
   public int chown(String path, long uid, long gid) {
+    // the kernel asks every chown of a file to clear its set-ID bits; this chown does so itself (as
+    // on Linux), so the getattr libfuse answers it with must not clear them in a second setattr
+    SetidKill.take();
     return ops.call("chown", path, () -> {
       fs.chown(path, (int) uid, (int) gid);
       return 0;

@@ -22,7 +22,9 @@ import org.slf4j.LoggerFactory;
  *       write to a set-ID file, before the write itself), and libfuse answers it with a getattr,
  *       which clears them first. (The one other such setattr, a privileged write to a file with
  *       a {@code security.capability} attribute, clears them too, where Linux would keep them.)
- *       A chown that changes owner or group clears them on its own, as on Linux.
+ *       A chown that changes owner or group clears them on its own, as on Linux, and takes the
+ *       kernel's word (which comes with every chown of a file): the getattr libfuse answers it
+ *       with then costs no second setattr.
  * </ul>
  *
  * <p>The kernel keeps the mode it cached before the write until its attribute timeout, and would

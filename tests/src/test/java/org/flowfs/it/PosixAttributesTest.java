@@ -129,6 +129,21 @@ class PosixAttributesTest extends PosixSuite {
     }
   }
 
+  /**
+   * A chown of a set-ID file clears the bits in its own setattr (one round trip): the kernel's
+   * request to clear them, which comes with every chown of a file, is not acted on a second time
+   * by the getattr libfuse answers the chown with. tar does a chown of every file it extracts.
+   */
+  @Test
+  void chown_clearsSetIdBits_inOneSetattr() throws Exception {
+    assumeRoot(); // chown
+    Path d = onMount("chownonce");
+    sh(d, "echo x > f; chmod 6755 f");
+    long before = fs.counter("meta.setattr");
+    assertEquals("755 12001\n", sh(d, "chown 12001 f; stat -c '%a %u' f"));
+    assertEquals(1, fs.counter("meta.setattr") - before, "setattrs sent for one chown");
+  }
+
   /** A chown to -1 -1 changes nothing: Linux moves the ctime, FlowFS not (POSIX: "need not"). */
   @Test
   void attributeChanges_moveTheCtimeOnly() throws Exception {
