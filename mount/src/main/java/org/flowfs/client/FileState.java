@@ -52,11 +52,6 @@ final class FileState {
     var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
     return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getTotalMemorySize() : 0;
   }
-  FileState(Attr attr, DataPath path, int writeBehind, int readAhead, int readAround, Duration timeout,
-      ByteBufAllocator alloc) {
-    this(attr, path, writeBehind, readAhead, readAround, timeout, alloc, Runnable::run);
-  }
-
   /** With {@code sender} setting up the sends its writes start (see {@link WriteBehind}). */
   FileState(Attr attr, DataPath path, int writeBehind, int readAhead, int readAround, Duration timeout,
       ByteBufAllocator alloc, java.util.concurrent.Executor sender) {

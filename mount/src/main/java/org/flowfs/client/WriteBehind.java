@@ -273,26 +273,14 @@ final class WriteBehind {
         || !inFlight.isEmpty() && inFlightBytes() + bytes > (long) BUFFERS_IN_FLIGHT * capacity) {
       await(inFlight.get(0));
     }
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    inFlight.add(new Sent(starts, ends, bytes, done));
+    CompletableFuture<Void> done;
     try {
-      by.execute(() -> {
-        try {
-          write(starts, ends, data).whenComplete((v, err) -> {
-            if (err != null) {
-              done.completeExceptionally(err);
-            } else {
-              done.complete(null);
-            }
-          });
-        } catch (RuntimeException e) {
-          done.completeExceptionally(e);
-        }
-      });
+      done = CompletableFuture.supplyAsync(() -> write(starts, ends, data), by).thenCompose(w -> w);
     } catch (RejectedExecutionException e) {
       data.release(); // the client is closing: nothing will send it
-      done.completeExceptionally(new FsException(Errno.EIO, "write-behind: the client is closed"));
+      done = CompletableFuture.failedFuture(new FsException(Errno.EIO, "write-behind: the client is closed"));
     }
+    inFlight.add(new Sent(starts, ends, bytes, done));
   }
 
   /** Starts writing {@code data} to the regions: the data path takes it. */

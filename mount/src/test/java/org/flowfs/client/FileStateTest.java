@@ -32,7 +32,7 @@ class FileStateTest {
 
   private FileState open(long size) {
     Attr a = attr(size, 1000);
-    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
     st.opened(a);
     return st;
   }
@@ -94,7 +94,7 @@ class FileStateTest {
   void opened_withTheFirstBytes_servesTheReadWithoutAnotherCall() {
     path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
     Attr a = attr(300, 1000);
-    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
     st.opened(a, ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT));
     assertEquals(1, path.reads().size());
     assertArrayEquals(WriteBehindTest.fill('a', 300), read(st, 0, 4096));
@@ -244,7 +244,7 @@ class FileStateTest {
     write(w, 0, data, 2000);
     w.flushWrites();
     Attr a = attr(data.length, 2000);
-    FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
     r.opened(a, null, false);
     java.util.List<PageSink.Pages> offered = new java.util.ArrayList<>();
     try {
@@ -295,7 +295,7 @@ class FileStateTest {
   /** The bytes a 100-byte read that jumps into the middle of a file of {@code size} reads around it. */
   private long aroundBlock(long size) {
     Attr a = attr(size, 2000);
-    FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT);
+    FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
     r.opened(a, null, false);
     java.util.List<PageSink.Pages> offered = new java.util.ArrayList<>();
     ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();
