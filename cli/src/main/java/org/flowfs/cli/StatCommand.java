@@ -33,8 +33,9 @@ import picocli.CommandLine.Spec;
 
 /** {@code flowfs stat FILE}: where a file's bytes live. */
 @Command(name = "stat", mixinStandardHelpOptions = true,
-    description = {"Show a regular file's layout: its distribution and strip size, and which I/O server holds "
-        + "which of its datafiles (handle, and the bytes it holds now).",
+    description = {"Show a regular file's layout: its head (the first bytes, kept on the metadata server), its "
+        + "distribution and strip size, and which I/O server holds which of its datafiles (handle, and the bytes "
+        + "it holds now).",
         "FILE is a path on a mounted FlowFS (read through the mount's flowfs.layout attribute), or an absolute "
             + "path inside the file system of --config (e.g. /dir/file)."})
 final class StatCommand implements Callable<Integer> {
@@ -105,6 +106,7 @@ final class StatCommand implements Callable<Integer> {
       doc.put("distribution", dist.name());
       doc.put("params", dist.params());
       doc.put("strip_size", strip);
+      doc.put("head_bytes", layout.headBytes());
       doc.put("servers", layout.serverCount());
       doc.put("datafiles", dfs);
       out.println(JsonText.write(doc));
@@ -113,6 +115,8 @@ final class StatCommand implements Callable<Integer> {
       out.println("size:          " + size + " (" + Tools.human(size) + ")");
       out.println("distribution:  " + dist.name() + (strip != null ? ", strip size " + strip + " (" + Tools.human(strip) + ")"
           : dist.params().isEmpty() ? "" : ", parameters " + dist.params()));
+      out.println("head:          " + (layout.headBytes() == 0 ? "none"
+          : "the first " + layout.headBytes() + " bytes (" + Tools.human(layout.headBytes()) + ") on the metadata server"));
       out.println("datafiles:     " + layout.serverCount());
       List<String[]> rows = new ArrayList<>();
       rows.add(new String[] {"  #", "SERVER", "ADDRESS", "HANDLE", "BYTES"});
@@ -174,6 +178,8 @@ final class StatCommand implements Callable<Integer> {
     for (Object d : (List<Object>) o.get("datafiles")) {
       handles.add(new Handle(Long.parseUnsignedLong((String) ((Map<String, Object>) d).get("handle"), 16)));
     }
-    return new Layout(new DistSpec((String) o.get("distribution"), params), handles);
+    Object head = o.get("head_bytes");
+    return new Layout(new DistSpec((String) o.get("distribution"), params), handles,
+        head == null ? 0 : ((Number) head).longValue());
   }
 }

@@ -24,14 +24,22 @@ import org.flowfs.common.Layout;
  * then by type:
  *   directory: long parent handle
  *   symlink:   varint length, UTF-8 target
- *   regular:   byte 0 (no layout) | 1, then varint name length, UTF-8 name,
- *              varint parameter count, zigzag varlong each, varint datafile count, long each
+ *   regular:   byte 0 (no layout) | 1 (a layout without a head) | 2 (a layout with a head),
+ *              then varint name length, UTF-8 name, varint parameter count, zigzag varlong each,
+ *              varint datafile count, long each; after a 2, varlong head bytes (above 0)
  * </pre>
+ *
+ * <p>A layout with no head is written with a 1, as before heads existed, so records of either
+ * age read the same.
  *
  * <p>Thread safe: stateless.
  */
 final class InodeCodec {
   static final byte FORMAT = 1;
+  /** What follows a regular file's attributes. */
+  private static final byte NO_LAYOUT = 0;
+  private static final byte LAYOUT = 1;
+  private static final byte LAYOUT_WITH_HEAD = 2;
 
   private InodeCodec() {}
 
@@ -79,9 +87,9 @@ final class InodeCodec {
       case SYMLINK -> out.string(n.target);
       case REGULAR -> {
         if (n.layout == null) {
-          out.write(0);
+          out.write(NO_LAYOUT);
         } else {
-          out.write(1);
+          out.write(n.layout.headBytes() > 0 ? LAYOUT_WITH_HEAD : LAYOUT);
           out.string(n.layout.dist().name());
           out.varint(n.layout.dist().params().size());
           for (long p : n.layout.dist().params()) {
@@ -90,6 +98,9 @@ final class InodeCodec {
           out.varint(n.layout.datafiles().size());
           for (Handle h : n.layout.datafiles()) {
             out.fixed(h.id());
+          }
+          if (n.layout.headBytes() > 0) {
+            out.varlong(n.layout.headBytes());
           }
         }
       }
@@ -118,7 +129,11 @@ final class InodeCodec {
       case DIRECTORY -> n.parent = in.getLong();
       case SYMLINK -> n.target = string(in);
       case REGULAR -> {
-        if (in.get() != 0) {
+        byte layout = in.get();
+        if (layout < NO_LAYOUT || layout > LAYOUT_WITH_HEAD) {
+          throw new IllegalStateException("object " + new Handle(handle) + " has unknown layout kind " + layout);
+        }
+        if (layout != NO_LAYOUT) {
           String dist = string(in);
           int count = varint(in);
           List<Long> params = new ArrayList<>(count);
@@ -131,7 +146,8 @@ final class InodeCodec {
           for (int i = 0; i < files; i++) {
             datafiles.add(new Handle(in.getLong()));
           }
-          n.layout = new Layout(new DistSpec(dist, params), datafiles);
+          long head = layout == LAYOUT_WITH_HEAD ? varlong(in) : 0;
+          n.layout = new Layout(new DistSpec(dist, params), datafiles, head);
         }
       }
       default -> { }

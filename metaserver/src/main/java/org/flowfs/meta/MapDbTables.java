@@ -9,10 +9,16 @@ import org.mapdb.DB;
 import org.mapdb.Serializer;
 
 /**
- * {@link Tables} as MapDB B-trees and atomic longs in one DB: {@code objects} (long keys),
- * {@code entries} and {@code xattrs} ({@link Serializer#BYTE_ARRAY} keys, which MapDB compares
- * as unsigned bytes), and {@code counter.*}. A {@code format} record names the layout of the
- * tables and records; a file of another format is refused.
+ * {@link Tables} as MapDB B-trees and atomic longs in one DB: {@code objects}, {@code doomed}
+ * and {@code heads} (long keys), {@code entries} and {@code xattrs} ({@link Serializer#BYTE_ARRAY}
+ * keys, which MapDB compares as unsigned bytes), and {@code counter.*}. A {@code format} record
+ * names the layout of the tables and records; a file of another format is refused. A table a
+ * later version added ({@code heads}) is created empty when an older store opens: that adds to
+ * the format, it does not change it.
+ *
+ * <p>Heads keep their values outside the B-tree nodes: a node holds up to 32 entries, and values
+ * of up to a MiB inside it would be rewritten, all of them, whenever one entry of the node
+ * changes. Heads do not go through the record cache.
  *
  * <p>Object records go through a {@link RecordCache}, since every MapDB read of committed data is
  * a file read plus a B-tree node decode. The counters live in memory and reach the DB once per
@@ -31,6 +37,7 @@ final class MapDbTables implements Tables {
   private final NavigableMap<byte[], byte[]> entries;
   private final NavigableMap<byte[], byte[]> xattrs;
   private final NavigableMap<Long, byte[]> doomed;
+  private final NavigableMap<Long, byte[]> heads;
   private final EnumMap<Counter, Atomic.Long> counters = new EnumMap<>(Counter.class);
   private final long[] counterValues = new long[Counter.values().length];
   private boolean countersDirty; // the mirror is ahead of the DB
@@ -49,6 +56,7 @@ final class MapDbTables implements Tables {
     entries = db.treeMap("entries", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY).createOrOpen();
     xattrs = db.treeMap("xattrs", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY).createOrOpen();
     doomed = db.treeMap("doomed", Serializer.LONG, Serializer.BYTE_ARRAY).createOrOpen();
+    heads = db.treeMap("heads", Serializer.LONG, Serializer.BYTE_ARRAY).valuesOutsideNodesEnable().createOrOpen();
     for (Counter c : Counter.values()) {
       counters.put(c, db.atomicLong("counter." + c.name().toLowerCase()).createOrOpen());
     }
@@ -123,6 +131,11 @@ final class MapDbTables implements Tables {
   @Override
   public NavigableMap<Long, byte[]> doomed() {
     return doomed;
+  }
+
+  @Override
+  public NavigableMap<Long, byte[]> heads() {
+    return heads;
   }
 
   @Override

@@ -14,6 +14,7 @@ final class MemoryTables implements Tables {
   private final NavigableMap<byte[], byte[]> entries = new TreeMap<>(Arrays::compareUnsigned);
   private final NavigableMap<byte[], byte[]> xattrs = new TreeMap<>(Arrays::compareUnsigned);
   private final NavigableMap<Long, byte[]> doomed = new TreeMap<>();
+  private final NavigableMap<Long, byte[]> heads = new TreeMap<>();
   private final EnumMap<Counter, Long> counters = new EnumMap<>(Counter.class);
 
   @Override
@@ -49,6 +50,11 @@ final class MemoryTables implements Tables {
   @Override
   public NavigableMap<Long, byte[]> doomed() {
     return doomed;
+  }
+
+  @Override
+  public NavigableMap<Long, byte[]> heads() {
+    return heads;
   }
 
   @Override

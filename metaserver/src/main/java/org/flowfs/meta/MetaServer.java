@@ -1,5 +1,7 @@
 package org.flowfs.meta;
 
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Instant;
@@ -45,6 +47,9 @@ import org.flowfs.common.wire.MetaOp.FsckNamespaceResp;
 import org.flowfs.common.wire.MetaOp.FsckReservedReq;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.GetxattrReq;
+import org.flowfs.common.wire.MetaOp.HeadReadReq;
+import org.flowfs.common.wire.MetaOp.HeadReadResp;
+import org.flowfs.common.wire.MetaOp.HeadWriteReq;
 import org.flowfs.common.wire.MetaOp.LinkReq;
 import org.flowfs.common.wire.MetaOp.ListxattrReq;
 import org.flowfs.common.wire.MetaOp.LookupReq;
@@ -210,6 +215,11 @@ public final class MetaServer implements AutoCloseable {
         store.setxattr(q.handle(), q.name(), q.value(), q.flags(), now()).thenApply(v -> OkResp.INSTANCE));
     t.async(RemovexattrReq.class, Access.MODIFY, (q, ctx) ->
         store.removexattr(q.handle(), q.name(), now()).thenApply(v -> OkResp.INSTANCE));
+    t.async(HeadWriteReq.class, Access.MODIFY, (q, ctx) ->
+        store.headWrite(q.handle(), q.offset(), takeBytes(q)).thenApply(v -> OkResp.INSTANCE));
+    // a head may be a MiB that is not in the MapDB file's cached pages: read it off the event loop
+    t.blocking(HeadReadReq.class, Access.READ_ONLY, readers, (q, ctx) ->
+        new HeadReadResp(Unpooled.wrappedBuffer(store.headRead(q.handle(), q.offset(), q.length()))));
     fsckOps(t);
     return t;
   }
@@ -255,6 +265,15 @@ public final class MetaServer implements AutoCloseable {
       }
       return new FsckDatafilesResp(reserved, 0, true);
     });
+  }
+
+  /** A copy of a head write's bytes; releases its payload, the reference the handler owns. */
+  private static byte[] takeBytes(HeadWriteReq q) {
+    try {
+      return ByteBufUtil.getBytes(q.payload());
+    } finally {
+      q.release();
+    }
   }
 
   private static EntryResp entryResp(MetadataStore.NewEntry e) {
@@ -317,8 +336,8 @@ public final class MetaServer implements AutoCloseable {
         throw new FsException(Errno.EIO, "cannot reserve datafiles: " + Errno.unwrap(err).getMessage());
       }
       return hs;
-    }).thenCompose(hs -> store.createEntry(q.parent(), q.name(),
-        new MetadataStore.NewObject(FileType.REGULAR, q.mode(), q.uid(), q.gid(), 0, new Layout(dist, hs), null), now())
+    }).thenCompose(hs -> store.createEntry(q.parent(), q.name(), new MetadataStore.NewObject(FileType.REGULAR,
+            q.mode(), q.uid(), q.gid(), 0, new Layout(dist, hs, config.layout().headBytes()), null), now())
         .whenComplete((a, err) -> {
           if (err != null) {
             hs.forEach(pools::giveBack);

@@ -14,7 +14,9 @@ import org.flowfs.common.wire.MetaOp.FsckProblem;
 /**
  * The persistent namespace: objects (directories, metafiles, symlinks, special files) with their
  * attributes and layouts, directory entries, extended attributes (OrangeFS's Trove keyval and
- * dspace). Its only implementations are the MapDB store and an in-memory one for tests.
+ * dspace), and the heads of regular files: the bytes of their first {@link Layout#headBytes()},
+ * kept here rather than in datafiles. Its only implementations are the MapDB store and an
+ * in-memory one for tests.
  *
  * <p><b>Atomicity and durability.</b> Every mutation is atomic: after a crash the store holds the
  * state after some prefix of the acknowledged mutations, never part of one. A mutation's future
@@ -55,6 +57,16 @@ public interface MetadataStore extends AutoCloseable {
 
   /** Names in byte order. @throws org.flowfs.common.FsException ENOENT */
   List<String> listxattr(Handle handle);
+
+  /**
+   * Up to {@code length} bytes of a regular file's head from {@code offset}: fewer, down to none,
+   * past the end of what was written there (the bytes between that end and the file's size read
+   * as zeros). The head never holds more than the layout's {@code headBytes}. Returns a new array.
+   *
+   * @throws org.flowfs.common.FsException ENOENT, EISDIR, EINVAL (not a regular file, or a
+   *     negative offset or length)
+   */
+  byte[] headRead(Handle handle, long offset, int length);
 
   /** How many objects, and how many of them directories, the namespace holds. */
   Counts counts();
@@ -139,6 +151,19 @@ public interface MetadataStore extends AutoCloseable {
   /** @throws org.flowfs.common.FsException ENOENT, EEXIST (CREATE), ENODATA (REPLACE) */
   CompletableFuture<Void> setxattr(Handle handle, String name, byte[] value, int flags, long nowNs);
 
+  /**
+   * Writes {@code bytes} into a regular file's head at {@code offset}; the head grows as needed,
+   * with zeros between its old end and {@code offset}. Neither the size nor any time changes: the
+   * writer records those with a {@link #setattr}, as for bytes in datafiles. A truncate
+   * ({@link SetAttr} SIZE) cuts the head at the new size; deleting the file deletes its head. The
+   * caller may reuse {@code bytes} once this returns.
+   *
+   * @throws org.flowfs.common.FsException ENOENT, EISDIR, EINVAL (not a regular file, a negative
+   *     offset, or bytes past the layout's {@code headBytes}, which for a file without a head is
+   *     any byte)
+   */
+  CompletableFuture<Void> headWrite(Handle handle, long offset, byte[] bytes);
+
   /** @throws org.flowfs.common.FsException ENOENT, ENODATA */
   CompletableFuture<Void> removexattr(Handle handle, String name, long nowNs);
 
@@ -177,7 +202,8 @@ public interface MetadataStore extends AutoCloseable {
    *
    * <ul>
    *   <li>MODE, UID, GID: set; ctime = now.
-   *   <li>SIZE: set the recorded size (EISDIR for a directory); mtime = ctime = now.
+   *   <li>SIZE: set the recorded size (EISDIR for a directory) and cut the head there; mtime =
+   *       ctime = now.
    *   <li>SIZE_GROW: size = max(size, value); with MTIME the mtime is set too; ctime = now when
    *       anything changed.
    *   <li>ATIME/MTIME: set to the value; ATIME_NOW/MTIME_NOW: set to now; ctime = now.

@@ -1,6 +1,7 @@
 package org.flowfs.meta;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -12,6 +13,7 @@ import org.flowfs.common.Handle;
 import org.flowfs.common.Names;
 import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.RenameReq;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
 import org.flowfs.meta.MetadataStore.Counts;
 import org.flowfs.meta.MetadataStore.DirPage;
@@ -130,6 +132,18 @@ final class Namespace {
       names.add(Keys.name(k));
     }
     return names;
+  }
+
+  /** Up to {@code length} bytes of the head at {@code offset}; fewer past its end. */
+  byte[] headRead(Handle h, long offset, int length) {
+    if (offset < 0 || length < 0) {
+      throw new FsException(Errno.EINVAL, "head read of " + length + " bytes at " + offset);
+    }
+    byte[] head = t.heads().get(loadRegular(h).handle);
+    if (head == null || offset >= head.length) {
+      return new byte[0];
+    }
+    return Arrays.copyOfRange(head, (int) offset, (int) Math.min(head.length, offset + length));
   }
 
   Counts counts() {
@@ -337,6 +351,9 @@ final class Namespace {
     AttrChange.checkTarget(c, n);
     AttrChange.apply(c, n, nowNs);
     store(n);
+    if ((c.mask() & SetattrReq.SIZE) != 0) {
+      trimHead(n.handle, n.size);
+    }
     return n.toAttr();
   }
 
@@ -364,6 +381,29 @@ final class Namespace {
     t.xattrs().put(key, value.clone());
     n.ctimeNs = nowNs;
     store(n);
+  }
+
+  /**
+   * Writes {@code bytes} into the head at {@code offset}, which must end within the layout's
+   * {@code headBytes}; a head that grows gets zeros between its old end and {@code offset}.
+   */
+  void headWrite(Handle h, long offset, byte[] bytes) {
+    if (bytes == null || offset < 0) {
+      throw new FsException(Errno.EINVAL, "head write at " + offset);
+    }
+    Inode n = loadRegular(h);
+    long headBytes = n.layout == null ? 0 : n.layout.headBytes();
+    if (offset > headBytes - bytes.length) {
+      throw new FsException(Errno.EINVAL, bytes.length + " bytes at " + offset + " pass the head of " + headBytes + " bytes");
+    }
+    if (bytes.length == 0) {
+      return;
+    }
+    int end = (int) offset + bytes.length;
+    byte[] old = t.heads().get(n.handle);
+    byte[] head = old == null ? new byte[end] : Arrays.copyOf(old, Math.max(old.length, end));
+    System.arraycopy(bytes, 0, head, (int) offset, bytes.length);
+    t.heads().put(n.handle, head);
   }
 
   void removexattr(Handle h, String name, long nowNs) {
@@ -434,6 +474,19 @@ final class Namespace {
     throw new IllegalStateException("directory parents of " + new Handle(dir.handle) + " form a cycle");
   }
 
+  /** A truncate to {@code size}: the head keeps no bytes at or past it. */
+  private void trimHead(long handle, long size) {
+    byte[] head = t.heads().get(handle);
+    if (head == null || head.length <= size) {
+      return;
+    }
+    if (size == 0) {
+      t.heads().remove(handle);
+    } else {
+      t.heads().put(handle, Arrays.copyOf(head, (int) size));
+    }
+  }
+
   /** Takes one link from {@code n} (a directory loses both); deletes it if none is left. */
   private boolean dropLink(Inode n, long nowNs) {
     n.nlink = n.isDir() ? 0 : n.nlink - 1;
@@ -444,6 +497,7 @@ final class Namespace {
     }
     t.removeObject(n.handle);
     range(t.xattrs(), Keys.first(n.handle), Keys.end(n.handle)).clear();
+    t.heads().remove(n.handle);
     count(-1, n.isDir() ? -1 : 0);
     if (n.layout != null) {
       // in the same commit: a crash before the I/O servers removed them leaves work, not orphans
@@ -492,6 +546,18 @@ final class Namespace {
       throw new FsException(Errno.ENOENT, "no object " + h);
     }
     return InodeCodec.decode(h.id(), b);
+  }
+
+  /** A regular file. @throws FsException ENOENT, EISDIR, EINVAL (another type) */
+  private Inode loadRegular(Handle h) {
+    Inode n = load(h);
+    if (n.isDir()) {
+      throw new FsException(Errno.EISDIR, h + " is a directory");
+    }
+    if (n.type != FileType.REGULAR) {
+      throw new FsException(Errno.EINVAL, h + " is no regular file");
+    }
+    return n;
   }
 
   private Inode loadDir(Handle h) {

@@ -34,7 +34,7 @@ import org.flowfs.meta.Tables.Counter;
  *       (created if missing): first those that no entry names, then what is left of cycles.
  *   <li>Link counts become the number of names (a directory's: 2 plus its subdirectories), each
  *       directory's ".." the directory holding it, the object counters the objects there are.
- *   <li>Extended attributes of missing objects are removed.
+ *   <li>Extended attributes and heads of missing objects are removed.
  * </ul>
  *
  * <p>The plan is made before anything changes, so a check without repair reports exactly what a
@@ -72,6 +72,7 @@ final class NamespaceCheck {
   private final TreeSet<byte[]> removeEntries = new TreeSet<>(Arrays::compareUnsigned);
   private final List<byte[][]> rewriteEntries = new ArrayList<>(); // {key, value}
   private final List<byte[]> removeXattrs = new ArrayList<>();
+  private final List<Long> removeHeads = new ArrayList<>();
   /** Objects to name in lost+found, in order, and the names. */
   private final List<Integer> reconnect = new ArrayList<>();
   private final List<String> reconnectNames = new ArrayList<>();
@@ -92,6 +93,7 @@ final class NamespaceCheck {
     planReconnects();
     checkCounts();
     checkXattrs();
+    checkHeads();
     if (repair && found > 0) {
       try {
         apply(nowNs);
@@ -416,6 +418,15 @@ final class NamespaceCheck {
     }
   }
 
+  private void checkHeads() {
+    for (long h : t.heads().keySet()) {
+      if (index(h) == NONE) {
+        removeHeads.add(h);
+        problem(Kind.ORPHAN_HEAD, h, 0, null, "the head of a missing object: remove it");
+      }
+    }
+  }
+
   // ---- repairing ------------------------------------------------------------------------------
 
   private void apply(long nowNs) {
@@ -441,6 +452,9 @@ final class NamespaceCheck {
     }
     for (byte[] key : removeXattrs) {
       t.xattrs().remove(key);
+    }
+    for (long h : removeHeads) {
+      t.heads().remove(h);
     }
     for (int k = 0; k < reconnect.size(); k++) {
       int i = reconnect.get(k);

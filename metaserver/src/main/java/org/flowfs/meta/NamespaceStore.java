@@ -101,6 +101,12 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   }
 
   @Override
+  public byte[] headRead(Handle handle, long offset, int length) {
+    Objects.requireNonNull(handle, "handle");
+    return read(ns -> ns.headRead(handle, offset, length));
+  }
+
+  @Override
   public Counts counts() {
     return read(Namespace::counts);
   }
@@ -195,6 +201,16 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
     byte[] copy = value == null ? null : value.clone(); // the caller may reuse its array at once
     return mutate(ns -> {
       ns.setxattr(handle, name, copy, flags, nowNs);
+      return null;
+    });
+  }
+
+  @Override
+  public CompletableFuture<Void> headWrite(Handle handle, long offset, byte[] bytes) {
+    Objects.requireNonNull(handle, "handle");
+    byte[] copy = bytes == null ? null : bytes.clone(); // the caller may reuse its array at once
+    return mutate(ns -> {
+      ns.headWrite(handle, offset, copy);
       return null;
     });
   }

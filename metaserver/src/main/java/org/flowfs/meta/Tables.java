@@ -3,7 +3,7 @@ package org.flowfs.meta;
 import java.util.NavigableMap;
 
 /**
- * The storage {@link Namespace} keeps its state in: objects, two ordered tables and three
+ * The storage {@link Namespace} keeps its state in: objects, four ordered tables and three
  * counters. The MapDB store backs them with B-trees in one transactional file (and a cache of
  * object records), the memory store with tree maps.
  *
@@ -14,6 +14,9 @@ import java.util.NavigableMap;
  *   <li>{@link #xattrs()}: {@link Keys} key (handle, attribute name) to the value.
  *   <li>{@link #doomed()}: the handle of a file whose last name went to its datafiles' handles
  *       (8 bytes each), until the I/O servers removed them: the durable removal queue.
+ *   <li>{@link #heads()}: the handle of a regular file to its head, its first bytes up to the
+ *       last one written there or where a truncate cut it, never past its layout's
+ *       {@link org.flowfs.common.Layout#headBytes()}; absent when it has none.
  * </ul>
  *
  * <p>Byte-array keys compare as unsigned bytes. Values put are never changed afterwards, by
@@ -36,6 +39,8 @@ interface Tables {
   NavigableMap<byte[], byte[]> xattrs();
 
   NavigableMap<Long, byte[]> doomed();
+
+  NavigableMap<Long, byte[]> heads();
 
   long get(Counter c);
 

@@ -1,10 +1,12 @@
 package org.flowfs.meta;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -37,8 +39,9 @@ class InodeCodecTest {
     Arbitrary<Layout> layouts = Combinators.combine(
         Arbitraries.strings().ofMinLength(1).ofMaxLength(64),
         longs.list().ofMaxSize(8),
-        Arbitraries.longs().filter(l -> l != 0).list().ofMinSize(1).ofMaxSize(40))
-        .as((name, params, ids) -> new Layout(new DistSpec(name, params), ids.stream().map(Handle::new).toList()));
+        Arbitraries.longs().filter(l -> l != 0).list().ofMinSize(1).ofMaxSize(40),
+        Arbitraries.oneOf(Arbitraries.longs().between(0, Layout.MAX_HEAD), Arbitraries.of(0L, 1L, Layout.MAX_HEAD)))
+        .as((name, params, ids, head) -> new Layout(new DistSpec(name, params), ids.stream().map(Handle::new).toList(), head));
     return Combinators.combine(
         Arbitraries.of(FileType.class),
         Arbitraries.integers().between(0, 07777),
@@ -79,6 +82,55 @@ class InodeCodecTest {
     n.layout = new Layout(DistSpec.of("simple_stripe", 65536), List.of(Handle.of(1, 1), Handle.of(2, 1), Handle.of(3, 1), Handle.of(4, 1)));
     int bytes = InodeCodec.encode(n).length;
     assertTrue(bytes < 100, bytes + " bytes");
+  }
+
+  /** A file as the codec wrote it before layouts had heads (layout kind 1). */
+  private static final String RECORD_BEFORE_HEADS = "0101a403e80764010a0000000000000001000000000000000200000000000000"
+      + "0300010d73696d706c655f73747269706501808008010001000000000007";
+
+  private static Inode fileBeforeHeads(long headBytes) {
+    Inode n = new Inode(Handle.of(0, 5).id(), FileType.REGULAR);
+    n.mode = 0644;
+    n.uid = 1000;
+    n.gid = 100;
+    n.nlink = 1;
+    n.size = 10;
+    n.atimeNs = 1;
+    n.mtimeNs = 2;
+    n.ctimeNs = 3;
+    n.layout = new Layout(DistSpec.of("simple_stripe", 65536), List.of(Handle.of(1, 7)), headBytes);
+    return n;
+  }
+
+  @Test
+  void decode_recordWrittenBeforeHeads_readsAsNoHead() {
+    Inode n = fileBeforeHeads(0);
+    Inode back = InodeCodec.decode(n.handle, HexFormat.of().parseHex(RECORD_BEFORE_HEADS));
+    assertEquals(n.toAttr(), back.toAttr());
+    assertEquals(0, back.layout.headBytes());
+  }
+
+  @Test
+  void encode_layoutWithoutHead_writesTheRecordOfBefore() {
+    assertEquals(RECORD_BEFORE_HEADS, HexFormat.of().formatHex(InodeCodec.encode(fileBeforeHeads(0))));
+  }
+
+  @Test
+  void encode_layoutWithHead_keepsIt() {
+    Inode n = fileBeforeHeads(64 * 1024);
+    byte[] b = InodeCodec.encode(n);
+    assertNotEquals(RECORD_BEFORE_HEADS, HexFormat.of().formatHex(b));
+    assertEquals(64 * 1024, InodeCodec.decode(n.handle, b).layout.headBytes());
+  }
+
+  @Test
+  void decode_unknownLayoutKind_refused() {
+    Inode n = fileBeforeHeads(0);
+    byte[] b = InodeCodec.encode(n);
+    int kind = 1 + 1 + 2 + 2 + 1 + 1 + 1 + 3 * 8 + 1; // format, type, mode, uid, gid, nlink, size, times, rdev
+    assertEquals(1, b[kind]);
+    b[kind] = 3;
+    assertThrows(IllegalStateException.class, () -> InodeCodec.decode(n.handle, b));
   }
 
   @Test

@@ -23,9 +23,13 @@ import org.flowfs.common.Errno;
 import org.flowfs.common.FileType;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
 import org.flowfs.meta.MetadataStore.Counts;
 import org.flowfs.meta.MetadataStore.NewObject;
 import org.junit.jupiter.api.Test;
+import org.mapdb.BTreeMap;
+import org.mapdb.DB;
+import org.mapdb.Serializer;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The contract on MapDB, and what only a durable store does: reopen, group commit, rollback. */
@@ -334,5 +338,67 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
     join(store.remove(ROOT, "f", false, tick()));
     reopen();
     assertEquals(List.of(new MetadataStore.Doomed(f.handle(), LAYOUT.datafiles())), store.doomed(10));
+  }
+
+  @Test
+  void heads_surviveAReopen() {
+    Layout big = new Layout(LAYOUT.dist(), LAYOUT.datafiles(), Layout.MAX_HEAD);
+    Attr f = join(store.create(ROOT, "f", new NewObject(FileType.REGULAR, 0644, 1, 1, 0, big, null), tick()));
+    Attr g = mkheaded(ROOT, "g");
+    byte[] whole = bytes((int) Layout.MAX_HEAD, 3);
+    join(store.headWrite(f.handle(), 0, whole));
+    join(store.headWrite(g.handle(), 7, bytes(9, 0)));
+    join(store.headWrite(f.handle(), 100, bytes(5, 77))); // a second version of a MiB value
+    System.arraycopy(bytes(5, 77), 0, whole, 100, 5);
+
+    reopen();
+
+    assertEquals(big, attr(f.handle()).layout());
+    assertEquals(HEAD_LAYOUT, attr(g.handle()).layout());
+    assertArrayEquals(whole, store.headRead(f.handle(), 0, Integer.MAX_VALUE));
+    assertArrayEquals(concat(new byte[7], bytes(9, 0)), store.headRead(g.handle(), 0, 4096));
+    join(store.setattr(g.handle(), new MetadataStore.SetAttr(org.flowfs.common.wire.MetaOp.SetattrReq.SIZE, 0, 0, 0, 8, 0, 0), tick()));
+    join(store.remove(ROOT, "f", false, tick()));
+    reopen();
+    assertArrayEquals(concat(new byte[7], bytes(1, 0)), store.headRead(g.handle(), 0, 4096));
+    assertEquals(0, join(store.fsck(false, tick())).found());
+  }
+
+  @Test
+  void heads_keepTheirValuesOutsideTheTreeNodes() throws Exception {
+    Path d = Files.createTempDirectory(dir, "raw");
+    for (int open = 0; open < 2; open++) { // as created, then as opened
+      DB db = RedoVolumes.open(d.resolve(MapDbMetadataStore.FILE_NAME));
+      try {
+        assertFalse(((BTreeMap<?, ?>) new MapDbTables(db).heads()).getValueInline());
+        db.commit();
+      } finally {
+        db.close();
+      }
+    }
+  }
+
+  /** A store as versions before heads left it: format 1, without the heads table. */
+  @Test
+  void open_storeFromBeforeHeads_getsAnEmptyHeadsTable() throws Exception {
+    Path d = Files.createTempDirectory(dir, "old");
+    DB db = RedoVolumes.open(d.resolve(MapDbMetadataStore.FILE_NAME));
+    try {
+      db.atomicLong("format", 1).create();
+      db.treeMap("objects", Serializer.LONG, Serializer.BYTE_ARRAY).create();
+      db.treeMap("entries", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY).create();
+      db.treeMap("xattrs", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY).create();
+      db.treeMap("doomed", Serializer.LONG, Serializer.BYTE_ARRAY).create();
+      db.commit();
+      assertFalse(db.exists("heads"));
+    } finally {
+      db.close();
+    }
+    store.close();
+    store = new MapDbMetadataStore(d, 8);
+    Attr f = mkheaded(ROOT, "f");
+    join(store.headWrite(f.handle(), 0, bytes(3, 0)));
+    reopen();
+    assertArrayEquals(bytes(3, 0), store.headRead(f.handle(), 0, 10));
   }
 }

@@ -1099,6 +1099,172 @@ abstract class MetadataStoreContract {
     assertNotEquals(a.handle(), b.handle());
   }
 
+  // ---- heads ----------------------------------------------------------------------------------
+
+  static final Layout HEAD_LAYOUT = new Layout(LAYOUT.dist(), LAYOUT.datafiles(), 4096);
+
+  /** A regular file whose first 4096 bytes are a head. */
+  Attr mkheaded(Handle parent, String name) {
+    return join(store.create(parent, name, new NewObject(FileType.REGULAR, 0644, 1000, 100, 0, HEAD_LAYOUT, null), tick()));
+  }
+
+  /** {@code n} bytes, none zero, starting from {@code first}. */
+  static byte[] bytes(int n, int first) {
+    byte[] b = new byte[n];
+    for (int i = 0; i < n; i++) {
+      b[i] = (byte) (1 + (first + i) % 255);
+    }
+    return b;
+  }
+
+  static byte[] concat(byte[]... parts) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    for (byte[] p : parts) {
+      out.writeBytes(p);
+    }
+    return out.toByteArray();
+  }
+
+  @Test
+  void head_writeRead_roundTripsAndLeavesAttributesAlone() {
+    Attr f = mkheaded(ROOT, "f");
+    assertEquals(HEAD_LAYOUT, f.layout());
+    assertArrayEquals(new byte[0], store.headRead(f.handle(), 0, 100), "nothing written yet");
+    byte[] data = bytes(100, 0);
+    join(store.headWrite(f.handle(), 0, data));
+    assertArrayEquals(data, store.headRead(f.handle(), 0, 100));
+    assertArrayEquals(Arrays.copyOfRange(data, 10, 30), store.headRead(f.handle(), 10, 20));
+    assertArrayEquals(Arrays.copyOfRange(data, 50, 100), store.headRead(f.handle(), 50, 4096), "short at the end");
+    assertArrayEquals(new byte[0], store.headRead(f.handle(), 100, 10));
+    assertArrayEquals(new byte[0], store.headRead(f.handle(), 5000, 10));
+    assertArrayEquals(new byte[0], store.headRead(f.handle(), 0, 0));
+    assertEquals(f, attr(f.handle()), "size and times are the writer's to record");
+  }
+
+  @Test
+  void head_writePastTheEnd_zerosBetween_overwriteKeepsTheRest() {
+    Attr f = mkheaded(ROOT, "f");
+    join(store.headWrite(f.handle(), 0, bytes(3, 0)));
+    join(store.headWrite(f.handle(), 10, bytes(2, 50)));
+    assertArrayEquals(concat(bytes(3, 0), new byte[7], bytes(2, 50)), store.headRead(f.handle(), 0, 4096));
+    join(store.headWrite(f.handle(), 1, bytes(4, 100)));
+    assertArrayEquals(concat(bytes(1, 0), bytes(4, 100), new byte[5], bytes(2, 50)), store.headRead(f.handle(), 0, 4096));
+    Attr g = mkheaded(ROOT, "g");
+    join(store.headWrite(g.handle(), 4000, bytes(96, 7)));
+    assertArrayEquals(concat(new byte[4000], bytes(96, 7)), store.headRead(g.handle(), 0, 8192));
+  }
+
+  @Test
+  void head_write_mustEndWithinTheHead_EINVAL() {
+    Attr f = mkheaded(ROOT, "f");
+    join(store.headWrite(f.handle(), 0, bytes(4096, 0)));
+    join(store.headWrite(f.handle(), 4095, bytes(1, 9)));
+    join(store.headWrite(f.handle(), 4096, new byte[0]));
+    assertEquals(Errno.EINVAL, errno(store.headWrite(f.handle(), 4096, bytes(1, 0))));
+    assertEquals(Errno.EINVAL, errno(store.headWrite(f.handle(), 4095, bytes(2, 0))));
+    assertEquals(Errno.EINVAL, errno(store.headWrite(f.handle(), 0, bytes(4097, 0))));
+    assertEquals(Errno.EINVAL, errno(store.headWrite(f.handle(), Long.MAX_VALUE, bytes(1, 0))));
+    assertEquals(Errno.EINVAL, errno(store.headWrite(f.handle(), -1, bytes(1, 0))));
+    assertEquals(Errno.EINVAL, errno(store.headWrite(f.handle(), 0, null)));
+    assertArrayEquals(concat(bytes(4095, 0), bytes(1, 9)), store.headRead(f.handle(), 0, 8192), "failed writes change nothing");
+  }
+
+  @Test
+  void head_fileWithoutAHead_EINVAL() {
+    Attr f = mkfile(ROOT, "f");
+    assertEquals(0, f.layout().headBytes());
+    assertEquals(Errno.EINVAL, errno(store.headWrite(f.handle(), 0, bytes(1, 0))));
+    Attr bare = join(store.create(ROOT, "bare", new NewObject(FileType.REGULAR, 0644, 1, 1, 0, null, null), tick()));
+    assertEquals(Errno.EINVAL, errno(store.headWrite(bare.handle(), 0, bytes(1, 0))));
+    assertArrayEquals(new byte[0], store.headRead(f.handle(), 0, 10));
+    assertArrayEquals(new byte[0], store.headRead(bare.handle(), 0, 10));
+  }
+
+  @Test
+  void head_ofOtherObjects_EISDIR_EINVAL_ENOENT() {
+    Attr d = mkdir(ROOT, "d");
+    Attr s = join(store.create(ROOT, "s", obj(FileType.SYMLINK, 0777), tick()));
+    Attr p = join(store.create(ROOT, "p", obj(FileType.FIFO, 0644), tick()));
+    Handle missing = Handle.of(0, 12345);
+    assertEquals(Errno.EISDIR, errno(store.headWrite(d.handle(), 0, bytes(1, 0))));
+    assertEquals(Errno.EISDIR, errnoOf(() -> store.headRead(d.handle(), 0, 1)));
+    assertEquals(Errno.EINVAL, errno(store.headWrite(s.handle(), 0, bytes(1, 0))));
+    assertEquals(Errno.EINVAL, errnoOf(() -> store.headRead(s.handle(), 0, 1)));
+    assertEquals(Errno.EINVAL, errno(store.headWrite(p.handle(), 0, bytes(1, 0))));
+    assertEquals(Errno.EINVAL, errnoOf(() -> store.headRead(p.handle(), 0, 1)));
+    assertEquals(Errno.ENOENT, errno(store.headWrite(missing, 0, bytes(1, 0))));
+    assertEquals(Errno.ENOENT, errnoOf(() -> store.headRead(missing, 0, 1)));
+    Attr f = mkheaded(ROOT, "f");
+    assertEquals(Errno.EINVAL, errnoOf(() -> store.headRead(f.handle(), -1, 1)));
+    assertEquals(Errno.EINVAL, errnoOf(() -> store.headRead(f.handle(), 0, -1)));
+  }
+
+  @Test
+  void head_bytesAreCopies() {
+    Attr f = mkheaded(ROOT, "f");
+    byte[] data = bytes(10, 0);
+    CompletableFuture<Void> w = store.headWrite(f.handle(), 0, data);
+    Arrays.fill(data, (byte) 0); // the caller may reuse its array at once
+    join(w);
+    byte[] read = store.headRead(f.handle(), 0, 10);
+    assertArrayEquals(bytes(10, 0), read);
+    Arrays.fill(read, (byte) 0);
+    assertArrayEquals(bytes(10, 0), store.headRead(f.handle(), 0, 10));
+  }
+
+  @Test
+  void setattr_size_cutsTheHead() {
+    Attr f = mkheaded(ROOT, "f");
+    join(store.headWrite(f.handle(), 0, bytes(100, 0)));
+    join(store.setattr(f.handle(), new SetAttr(SIZE, 0, 0, 0, 1 << 20, 0, 0), tick()));
+    assertArrayEquals(bytes(100, 0), store.headRead(f.handle(), 0, 4096), "a longer size leaves the head");
+    join(store.setattr(f.handle(), new SetAttr(SIZE, 0, 0, 0, 40, 0, 0), tick()));
+    assertArrayEquals(bytes(40, 0), store.headRead(f.handle(), 0, 4096));
+    join(store.setattr(f.handle(), new SetAttr(SIZE, 0, 0, 0, 200, 0, 0), tick()));
+    assertArrayEquals(bytes(40, 0), store.headRead(f.handle(), 0, 4096), "cut bytes do not come back");
+    join(store.setattr(f.handle(), new SetAttr(SIZE, 0, 0, 0, 0, 0, 0), tick()));
+    assertArrayEquals(new byte[0], store.headRead(f.handle(), 0, 4096));
+    join(store.headWrite(f.handle(), 20, bytes(5, 0)));
+    assertArrayEquals(concat(new byte[20], bytes(5, 0)), store.headRead(f.handle(), 0, 4096));
+  }
+
+  @Test
+  void setattr_sizeGrow_leavesTheHead() {
+    Attr f = mkheaded(ROOT, "f");
+    join(store.headWrite(f.handle(), 0, bytes(100, 0)));
+    Attr a = join(store.setattr(f.handle(), new SetAttr(SIZE_GROW, 0, 0, 0, 10, 0, 0), tick()));
+    assertEquals(10, a.size());
+    assertArrayEquals(bytes(100, 0), store.headRead(f.handle(), 0, 4096));
+    join(store.setattr(f.handle(), new SetAttr(MODE, 0600, 0, 0, 0, 0, 0), tick()));
+    assertArrayEquals(bytes(100, 0), store.headRead(f.handle(), 0, 4096));
+  }
+
+  @Test
+  void remove_lastName_takesTheHeadAlong() {
+    Attr f = mkheaded(ROOT, "f");
+    join(store.headWrite(f.handle(), 0, bytes(100, 0)));
+    join(store.link(f.handle(), ROOT, "g", tick()));
+    join(store.remove(ROOT, "f", false, tick()));
+    assertArrayEquals(bytes(100, 0), store.headRead(f.handle(), 0, 4096), "a name is left");
+    join(store.remove(ROOT, "g", false, tick()));
+    assertEquals(Errno.ENOENT, errnoOf(() -> store.headRead(f.handle(), 0, 1)));
+    assertEquals(0, join(store.fsck(false, tick())).found(), "no head left behind");
+    Attr again = mkheaded(ROOT, "f");
+    assertArrayEquals(new byte[0], store.headRead(again.handle(), 0, 4096));
+  }
+
+  @Test
+  void rename_overAFile_takesItsHeadAlong() {
+    Attr victim = mkheaded(ROOT, "victim");
+    join(store.headWrite(victim.handle(), 0, bytes(100, 0)));
+    Attr moved = mkheaded(ROOT, "new");
+    join(store.headWrite(moved.handle(), 0, bytes(5, 200)));
+    join(store.rename(ROOT, "new", ROOT, "victim", 0, tick()));
+    assertEquals(Errno.ENOENT, errnoOf(() -> store.headRead(victim.handle(), 0, 1)));
+    assertEquals(0, join(store.fsck(false, tick())).found(), "no head left behind");
+    assertArrayEquals(bytes(5, 200), store.headRead(store.lookup(ROOT, "victim").handle(), 0, 4096));
+  }
+
   // ---- the datafile removal queue -------------------------------------------------------------
 
   @Test

@@ -1,5 +1,6 @@
 package org.flowfs.meta;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NamespaceCheckTest {
   private static final long NOW = 1_700_000_000_000_000_000L;
-  private static final Layout LAYOUT = new Layout(DistSpec.of("simple_stripe", 65536), List.of(Handle.of(2, 7)));
+  private static final Layout LAYOUT = new Layout(DistSpec.of("simple_stripe", 65536), List.of(Handle.of(2, 7)), 4096);
 
   private final MemoryTables t = new MemoryTables();
   private final Namespace ns = new Namespace(t);
@@ -57,6 +58,7 @@ class NamespaceCheckTest {
     t.objects().forEach((k, v) -> sb.append(k).append('=').append(Arrays.toString(v)).append('\n'));
     t.entries().forEach((k, v) -> sb.append(Arrays.toString(k)).append('=').append(Arrays.toString(v)).append('\n'));
     t.xattrs().forEach((k, v) -> sb.append(Arrays.toString(k)).append('=').append(Arrays.toString(v)).append('\n'));
+    t.heads().forEach((k, v) -> sb.append(k).append(':').append(Arrays.toString(v)).append('\n'));
     for (Counter c : Counter.values()) {
       sb.append(c).append('=').append(t.get(c)).append('\n');
     }
@@ -92,6 +94,7 @@ class NamespaceCheckTest {
     ns.link(f.handle(), Handle.ROOT, "f2", NOW);
     ns.create(a.handle(), "s", new NewObject(FileType.SYMLINK, 0777, 1, 1, 0, null, "b/f"), NOW);
     ns.setxattr(f.handle(), "user.x", new byte[] {1}, 0, NOW);
+    ns.headWrite(f.handle(), 0, new byte[] {1, 2, 3});
     ns.rename(a.handle(), "b", Handle.ROOT, "b2", 0, NOW);
     ns.remove(Handle.ROOT, "f2", false, NOW);
     FsckReport r = ns.fsck(false, NOW);
@@ -115,6 +118,35 @@ class NamespaceCheckTest {
     assertEquals(d.handle(), p.parent());
     assertEquals(List.of("kept"), names(d.handle()));
     assertEquals(3, t.get(Counter.OBJECTS));
+  }
+
+  @Test
+  void fsck_headsOfMissingObjects_areRemoved() {
+    Attr gone = file(Handle.ROOT, "gone");
+    Attr kept = file(Handle.ROOT, "kept");
+    ns.headWrite(gone.handle(), 0, new byte[] {1});
+    ns.headWrite(kept.handle(), 0, new byte[] {2});
+    t.removeObject(gone.handle().id());
+    t.heads().put(Handle.of(0, 999).id(), new byte[] {3}); // never an object
+
+    FsckReport r = checkRepairCheck();
+    assertEquals(Map.of(Kind.DANGLING_ENTRY, 1, Kind.ORPHAN_HEAD, 2, Kind.COUNTER, 1), kinds(r), r.problems().toString());
+    assertEquals(List.of(gone.handle(), Handle.of(0, 999)), r.problems().stream()
+        .filter(p -> p.kind() == Kind.ORPHAN_HEAD).map(FsckProblem::handle).toList());
+    assertEquals(List.of(kept.handle().id()), List.copyOf(t.heads().keySet()));
+    assertArrayEquals(new byte[] {2}, ns.headRead(kept.handle(), 0, 10));
+  }
+
+  @Test
+  void fsck_unreadableRecordWithAHead_dropsBoth() {
+    Attr f = file(Handle.ROOT, "f");
+    ns.headWrite(f.handle(), 0, new byte[] {1});
+    t.putObject(f.handle().id(), new byte[] {99, 1, 2});
+
+    FsckReport r = checkRepairCheck();
+    assertEquals(Map.of(Kind.BAD_OBJECT, 1, Kind.DANGLING_ENTRY, 1, Kind.ORPHAN_HEAD, 1, Kind.COUNTER, 1), kinds(r),
+        r.problems().toString());
+    assertTrue(t.heads().isEmpty());
   }
 
   @Test

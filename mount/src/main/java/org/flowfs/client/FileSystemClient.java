@@ -114,7 +114,6 @@ public final class FileSystemClient implements AutoCloseable {
   /** Directories whose every name this client knows: a name they lack is ENOENT without a lookup. */
   private final DirContents contents;
   private final StatAhead statAhead;
-  private final DataPath data;
   private final FlowInterface flows;
   private final FlowDataPath flowPath;
   private final Counters counters = new Counters();
@@ -147,7 +146,6 @@ public final class FileSystemClient implements AutoCloseable {
         new BufferedFlowProtocol(BufferedFlowProtocol.DOUBLE_BUFFER, fc.bufferSize(), fc.buffers()),
         BufferedFlowProtocol.singleBuffer(fc.bufferSize())));
     this.flowPath = new FlowDataPath(peers, flows, fc, fc.protocol(), counters);
-    this.data = flowPath;
   }
 
   /** The flow interface of this client (for tests and tools). */
@@ -503,22 +501,29 @@ public final class FileSystemClient implements AutoCloseable {
     st.quiesce(); // no store of pages read around may land after the kernel cut its cache
     synchronized (st) {
       flush(st);
-      Attr r = truncateData(a, size, killSetid);
+      Attr r = truncateData(a.withSize(Math.max(a.size(), st.size())), size, killSetid); // what this client wrote too
       st.truncated(size, r.mtimeNs());
       return st.overlay(r);
     }
   }
 
+  /**
+   * Cuts or extends the file's datafiles to {@code size} and records it; the metadata server cuts
+   * the head with the size. A file that stays within its head, and was within it, has nothing in
+   * its datafiles to cut.
+   */
   private Attr truncateData(Attr a, long size, boolean killSetid) {
     Layout layout = a.layout();
-    Distribution dist = Distributions.of(layout.dist());
-    int n = layout.serverCount();
-    List<CompletableFuture<?>> fs = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      Handle d = layout.datafiles().get(i);
-      fs.add(peers.io(d.ioServer()).call(new TruncateReq(d, dist.physicalSize(size, i, n))));
+    if (!withinHead(layout, Math.max(size, a.size()))) {
+      Distribution dist = Distributions.of(layout.dist());
+      int n = layout.serverCount();
+      List<CompletableFuture<?>> fs = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        Handle d = layout.datafiles().get(i);
+        fs.add(peers.io(d.ioServer()).call(new TruncateReq(d, dist.physicalSize(size, i, n))));
+      }
+      Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
     }
-    Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
     counters.increment("truncate");
     int mask = SetattrReq.SIZE | (killSetid ? SetattrReq.KILL_SUID : 0);
     return setattr(a.handle(), mask, 0, 0, 0, size, 0, 0);
@@ -780,7 +785,7 @@ public final class FileSystemClient implements AutoCloseable {
     }
     counters.increment("read.first");
     int length = (int) Math.min(max, (hint.size() + 4095) & ~4095L);
-    return ReadAhead.first(data, hint.layout(), length, alloc);
+    return ReadAhead.first(pathOf(hint), hint.layout(), length, alloc);
   }
 
   /** Whether an open with these flags may write (and so dirty the kernel's cached pages). */
@@ -800,7 +805,7 @@ public final class FileSystemClient implements AutoCloseable {
       throw new FsException(Errno.ENXIO, "not a regular file");
     }
     FileState st = states.compute(a.handle(), (h, cur) -> {
-      FileState s = cur != null ? cur : new FileState(a, data, (int) config.client().writeBehind(),
+      FileState s = cur != null ? cur : new FileState(a, pathOf(a), (int) config.client().writeBehind(),
           (int) config.client().readAhead(), config.client().readAround(), timeout, alloc, sender);
       s.opened(a, first, writable(flags));
       return s;
@@ -886,7 +891,8 @@ public final class FileSystemClient implements AutoCloseable {
     FileState st = f.state();
     synchronized (st) {
       flush(st);
-      Await.get(flowPath.transfer(st.layout, fileReq, displacement, aggregate, mem, memReq, true, Long.MAX_VALUE), timeout);
+      Await.get(transfer(st.handle, st.layout, fileReq, displacement, aggregate, mem, memReq, true, Long.MAX_VALUE),
+          timeout);
       st.grew(datafileSize(st.layout), now());
     }
     counters.increment("write.typed");
@@ -911,7 +917,7 @@ public final class FileSystemClient implements AutoCloseable {
       total += flows.alloc().fileReq(fileReq).fileReqOffset(displacement).aggregateSize(aggregate)
           .fileData(new FileData(size, s, layout.serverCount(), dist, false)).bytesForServer();
     }
-    Await.get(flowPath.transfer(layout, fileReq, displacement, aggregate, mem, memReq, false, size), timeout);
+    Await.get(transfer(st.handle, layout, fileReq, displacement, aggregate, mem, memReq, false, size), timeout);
     counters.increment("read.typed");
     return total;
   }
@@ -931,7 +937,7 @@ public final class FileSystemClient implements AutoCloseable {
     st.flushWrites(); // this client's buffered POSIX writes reach the servers first
     long end = typedEnd(fileReq, displacement, aggregate);
     counters.increment("write.typed-async");
-    return flowPath.transfer(st.layout, fileReq, displacement, aggregate, mem, memReq, true, Long.MAX_VALUE)
+    return transfer(st.handle, st.layout, fileReq, displacement, aggregate, mem, memReq, true, Long.MAX_VALUE)
         .thenCompose(v -> end >= 0 ? CompletableFuture.completedFuture(end) : datafileSizeAsync(st.layout))
         // off the network thread: a blocking typed write holds the state's lock while it waits
         .thenAcceptAsync(size -> st.grew(size, now()));
@@ -957,7 +963,27 @@ public final class FileSystemClient implements AutoCloseable {
     }
     long read = total;
     counters.increment("read.typed-async");
-    return flowPath.transfer(layout, fileReq, displacement, aggregate, mem, memReq, false, size).thenApply(v -> read);
+    return transfer(st.handle, layout, fileReq, displacement, aggregate, mem, memReq, false, size).thenApply(v -> read);
+  }
+
+  /** Whether every byte of a file of {@code size} bytes laid out by {@code layout} is in its head. */
+  private static boolean withinHead(Layout layout, long size) {
+    return size <= layout.headBytes();
+  }
+
+  /** The data path of file {@code a}: through its head ({@link HeadDataPath}) if it has one. */
+  private DataPath pathOf(Attr a) {
+    return a.layout().headBytes() > 0 ? new HeadDataPath(flowPath, a.handle(), peers, counters) : flowPath;
+  }
+
+  /** A typed transfer on file {@code h}: {@link FlowDataPath#transfer}, and its head's bytes if it has one. */
+  private CompletableFuture<Void> transfer(Handle h, Layout layout, Request fileReq, long displacement, long aggregate,
+      ByteBuf mem, Request memReq, boolean write, long fsize) {
+    if (layout.headBytes() == 0) {
+      return flowPath.transfer(layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
+    }
+    return new HeadDataPath(flowPath, h, peers, counters)
+        .transfer(flowPath, layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
   }
 
   /** One past the last byte a monotone request tiled from {@code displacement} reaches; -1 if not monotone. */
@@ -1053,8 +1079,10 @@ public final class FileSystemClient implements AutoCloseable {
     flush(f.state());
     Layout layout = f.state().layout;
     List<CompletableFuture<?>> fs = new ArrayList<>();
-    for (Handle d : layout.datafiles()) {
-      fs.add(peers.io(d.ioServer()).call(new SyncReq(d, dataOnly)));
+    if (!withinHead(layout, f.state().size())) { // else all its bytes are the metadata server's
+      for (Handle d : layout.datafiles()) {
+        fs.add(peers.io(d.ioServer()).call(new SyncReq(d, dataOnly)));
+      }
     }
     MetaSyncReq metaSync = new MetaSyncReq();
     var metaSynced = peers.meta().call(metaSync); // its size and times too

@@ -8,7 +8,7 @@ import org.flowfs.common.Layout;
 final class Json {
   private Json() {}
 
-  /** {@code {"distribution":"simple_stripe","params":[65536],"datafiles":[{"server":0,"handle":"0001000000000005"}]}} */
+  /** {@code {"distribution":"simple_stripe","params":[65536],"datafiles":[{"server":0,"handle":"0001000000000005"}],"head_bytes":65536}} */
   static String layout(Layout l) {
     StringBuilder sb = new StringBuilder("{\"distribution\":\"").append(l.dist().name()).append("\",\"params\":[");
     for (int i = 0; i < l.dist().params().size(); i++) {
@@ -19,7 +19,7 @@ final class Json {
       Handle h = l.datafiles().get(i);
       sb.append(i == 0 ? "" : ",").append("{\"server\":").append(h.ioServer()).append(",\"handle\":\"").append(h.hex()).append("\"}");
     }
-    return sb.append("]}").toString();
+    return sb.append("],\"head_bytes\":").append(l.headBytes()).append('}').toString();
   }
 
   /** {@code {"name":value,...}} */

@@ -22,7 +22,7 @@ class FlowPathsTest {
 
   @BeforeAll
   static void up(@TempDir Path tmp) throws Exception {
-    fs = new EmbeddedDeployment(tmp, 4);
+    fs = new EmbeddedDeployment(tmp, 4, "layout.head-bytes = 0\n"); // every byte to the I/O servers (FileHeadTest: the head)
     m = fs.mountPoint();
   }
 

@@ -92,6 +92,9 @@ public record FlowFsConfig(
     if (flow.bufferSize() > rpc.maxFrame() - 1024) {
       src.problem("key 'flow.buffer-size' must be smaller than 'rpc.max-frame'");
     }
+    if (layout.headBytes() > rpc.maxFrame() - 1024) { // a whole head moves in one message
+      src.problem("key 'layout.head-bytes' must be smaller than 'rpc.max-frame'");
+    }
     src.finish();
     return new FlowFsConfig(fs, meta, io, ioc, layout, rpc, client, flow, src.effective());
   }

@@ -1,5 +1,6 @@
 package org.flowfs.common.wire;
 
+import io.netty.buffer.ByteBuf;
 import java.util.List;
 import java.util.Objects;
 import org.flowfs.common.Attr;
@@ -237,6 +238,41 @@ public sealed interface MetaOp extends Message {
     }
   }
 
+  // ---- a file's head: its first Layout.headBytes() bytes, kept with its metadata ---------------
+
+  /**
+   * Writes {@code payload} at {@code offset} of a regular file's head; the whole write lies below
+   * the layout's {@code headBytes} (EINVAL otherwise; EISDIR/EINVAL for other types). Bytes
+   * between the head's stored end and {@code offset} read as zeros. The file's recorded size is
+   * not changed: the writer records it as it does for bytes in datafiles.
+   */
+  @Wire(145)
+  record HeadWriteReq(Handle handle, long offset, ByteBuf payload) implements MetaOp, HasPayload, Req<CommonOp.OkResp> {
+    public HeadWriteReq {
+      Objects.requireNonNull(handle, "handle");
+      if (offset < 0 || offset > org.flowfs.common.Layout.MAX_HEAD) {
+        throw new IllegalArgumentException("offset " + offset);
+      }
+    }
+  }
+
+  /**
+   * Reads up to {@code length} bytes at {@code offset} of a regular file's head: fewer (down to
+   * none) past the head's stored end, which reads as zeros up to the recorded size.
+   */
+  @Wire(146)
+  record HeadReadReq(Handle handle, long offset, int length) implements MetaOp, Req<HeadReadResp> {
+    public HeadReadReq {
+      Objects.requireNonNull(handle, "handle");
+      if (offset < 0 || length < 0 || offset > org.flowfs.common.Layout.MAX_HEAD) {
+        throw new IllegalArgumentException("offset or length");
+      }
+    }
+  }
+
+  @Wire(147)
+  record HeadReadResp(ByteBuf payload) implements MetaOp, HasPayload {}
+
   // ---- fsck (flowfs fsck): read-only unless repairing ------------------------------------------
 
   /** The most problems one {@link FsckNamespaceResp} lists (it counts them all). */
@@ -290,6 +326,8 @@ public sealed interface MetaOp extends Message {
       DIRECTORY_PARENT,
       /** Extended attributes of a missing object: removed. */
       ORPHAN_XATTR,
+      /** A head (a file's first bytes) of a missing object: removed. */
+      ORPHAN_HEAD,
       /** The object or directory counter (statfs) is off: set. */
       COUNTER
     }

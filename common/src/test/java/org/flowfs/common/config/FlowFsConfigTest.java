@@ -43,7 +43,7 @@ class FlowFsConfigTest {
     assertEquals(1, c.ioServers().size());
     assertEquals(new IoServerConfig(0, InetSocketAddress.createUnresolved("io0.example", 7001), null), c.ioServer(0));
     assertEquals(new IoConfig(4, 1024, 32L << 20), c.io());
-    assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0), c.layout());
+    assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0, 64 * 1024), c.layout());
     assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
         Secret.of(SECRET)), c.rpc());
     assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 4L << 20, 64 << 10), c.client());
@@ -72,6 +72,7 @@ class FlowFsConfigTest {
         "layout.distribution = basic_dist",
         "layout.strip-size = 1MiB",
         "layout.servers = 2",
+        "layout.head-bytes = 0",
         "rpc.timeout = 2m",
         "rpc.connect-timeout = 500ms",
         "rpc.max-frame = 32M",
@@ -99,7 +100,7 @@ class FlowFsConfigTest {
     assertEquals(0, c.ioServer(1).address().getPort());
     assertNull(c.ioServer(1).dir());
     assertEquals(new IoConfig(16, 4096, 32L << 20), c.io());
-    assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2), c.layout());
+    assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123")), c.rpc());
     assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0), c.client());
@@ -158,6 +159,9 @@ class FlowFsConfigTest {
   @Test
   void parse_sizeOutOfRange_namesKeyAndBounds() {
     assertProblem(refused("layout.strip-size = 1k"), "key 'layout.strip-size': 1KiB is outside 4KiB..1GiB");
+    assertProblem(refused("layout.head-bytes = 2MiB"), "key 'layout.head-bytes': 2MiB is outside 0..1MiB");
+    assertProblem(refused("layout.head-bytes = 1MiB\nrpc.max-frame = 1MiB"),
+        "key 'layout.head-bytes' must be smaller than 'rpc.max-frame'");
     assertProblem(refused("rpc.max-frame = 2GiB"), "key 'rpc.max-frame': 2GiB is outside 1MiB..1GiB");
     assertProblem(refused("client.read-ahead = 9223372036854775807k"), "key 'client.read-ahead': ");
     assertProblem(refused("client.read-ahead = 99999999999999999999"), "key 'client.read-ahead': ");

@@ -1,0 +1,201 @@
+package org.flowfs.meta;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Counters;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.rpc.Access;
+import org.flowfs.common.rpc.NetRuntime;
+import org.flowfs.common.rpc.OpTable;
+import org.flowfs.common.rpc.RpcClient;
+import org.flowfs.common.rpc.RpcServer;
+import org.flowfs.common.wire.CommonOp.OkResp;
+import org.flowfs.common.wire.HasPayload;
+import org.flowfs.common.wire.IoOp.DataRemoveReq;
+import org.flowfs.common.wire.IoOp.HandlesResp;
+import org.flowfs.common.wire.IoOp.PrecreateReq;
+import org.flowfs.common.wire.LeakCheck;
+import org.flowfs.common.wire.Message;
+import org.flowfs.common.wire.MessageRegistry;
+import org.flowfs.common.wire.MetaOp.CreateReq;
+import org.flowfs.common.wire.MetaOp.HeadReadReq;
+import org.flowfs.common.wire.MetaOp.HeadReadResp;
+import org.flowfs.common.wire.MetaOp.HeadWriteReq;
+import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
+import org.flowfs.common.wire.Req;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A metadata server on loopback, driven by a real {@link RpcClient}, over one stand-in I/O server
+ * that only hands out datafile handles: the operations that need no datafile bytes, heads first.
+ */
+@ExtendWith(LeakCheck.class)
+class MetaServerTest {
+  private static final int HEAD = 4096;
+  private static NetRuntime net;
+
+  @TempDir
+  Path dir;
+  private RpcServer io;
+  private MetaServer server;
+  private RpcClient client;
+
+  @BeforeAll
+  static void startLoops() {
+    net = NetRuntime.create("metaserver-test", 2);
+  }
+
+  @AfterAll
+  static void stopLoops() {
+    net.close();
+  }
+
+  @BeforeEach
+  void start() throws IOException {
+    Map<String, String> keys = Map.of(
+        "fs.secret", "metaserver-test-secret-0123",
+        "meta.address", "127.0.0.1:0",
+        "meta.dir", dir.toString(),
+        "io.0.address", "127.0.0.1:0",
+        "layout.head-bytes", Integer.toString(HEAD),
+        "rpc.timeout", "10s");
+    io = standInIoServer(FlowFsConfig.of(keys));
+    Map<String, String> withIo = new java.util.HashMap<>(keys);
+    withIo.put("io.0.address", "127.0.0.1:" + io.start().getPort());
+    FlowFsConfig config = FlowFsConfig.of(withIo);
+    server = MetaServer.open(config, net);
+    InetSocketAddress a = server.start();
+    client = new RpcClient("metaserver", net, InetSocketAddress.createUnresolved("127.0.0.1", a.getPort()), config.rpc(),
+        MessageRegistry.DEFAULT);
+  }
+
+  /** Answers precreates with fresh handles of I/O server 0, and removals with OK. */
+  private static RpcServer standInIoServer(FlowFsConfig config) {
+    AtomicLong next = new AtomicLong(1);
+    OpTable ops = new OpTable();
+    ops.async(PrecreateReq.class, Access.MODIFY, (q, ctx) -> {
+      List<Handle> hs = new ArrayList<>();
+      for (int i = 0; i < q.count(); i++) {
+        hs.add(Handle.of(Handle.serverOfIo(0), next.getAndIncrement()));
+      }
+      return CompletableFuture.completedFuture(new HandlesResp(hs));
+    });
+    ops.async(DataRemoveReq.class, Access.MODIFY, (q, ctx) -> CompletableFuture.completedFuture(OkResp.INSTANCE));
+    return new RpcServer("ioserver", net, new InetSocketAddress("127.0.0.1", 0), ops, config.rpc(),
+        MessageRegistry.DEFAULT, new Counters());
+  }
+
+  @AfterEach
+  void stop() {
+    if (client != null) {
+      client.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+    if (io != null) {
+      io.close();
+    }
+  }
+
+  @Test
+  void create_regularFile_hasTheConfiguredHead() throws Exception {
+    Attr f = create("f");
+    assertEquals(HEAD, f.layout().headBytes());
+    assertEquals(HEAD, server.store().getattr(f.handle()).layout().headBytes());
+  }
+
+  @Test
+  void head_writeThenRead_overTheWire() throws Exception {
+    Handle f = create("f").handle();
+    byte[] data = new byte[300];
+    new java.util.Random(5).nextBytes(data);
+    call(new HeadWriteReq(f, 0, Unpooled.wrappedBuffer(data)));
+    call(new HeadWriteReq(f, 400, Unpooled.wrappedBuffer(new byte[] {7, 8})));
+    assertArrayEquals(data, read(f, 0, 300));
+    byte[] tail = read(f, 290, HEAD);
+    assertEquals(112, tail.length);
+    assertArrayEquals(new byte[] {0, 0, 7, 8}, java.util.Arrays.copyOfRange(tail, 108, 112));
+    assertArrayEquals(new byte[0], read(f, 402, 10), "nothing past the written end");
+    assertEquals(0, server.store().getattr(f).size(), "the size is the writer's to record");
+  }
+
+  @Test
+  void head_refusedWrites_answerTheirErrnoAndReleaseThePayload() throws Exception {
+    Handle f = create("f").handle();
+    assertEquals(Errno.EINVAL, errno(new HeadWriteReq(f, HEAD - 1, Unpooled.wrappedBuffer(new byte[2]))));
+    assertEquals(Errno.EISDIR, errno(new HeadWriteReq(Handle.ROOT, 0, Unpooled.wrappedBuffer(new byte[1]))));
+    assertEquals(Errno.ENOENT, errno(new HeadWriteReq(Handle.of(0, 999_999), 0, Unpooled.wrappedBuffer(new byte[1]))));
+    assertEquals(Errno.EISDIR, errno(new HeadReadReq(Handle.ROOT, 0, 1)));
+    assertArrayEquals(new byte[0], read(f, 0, HEAD), "refused writes wrote nothing");
+    // the server's copies of the refused payloads are checked by LeakCheck after the class
+  }
+
+  @Test
+  void head_truncateAndRemove_overTheWire() throws Exception {
+    Handle f = create("f").handle();
+    call(new HeadWriteReq(f, 0, Unpooled.wrappedBuffer(new byte[] {1, 2, 3, 4, 5})));
+    call(new SetattrReq(f, SetattrReq.SIZE, 0, 0, 0, 2, 0, 0));
+    assertArrayEquals(new byte[] {1, 2}, read(f, 0, HEAD));
+    call(new RemoveReq(Handle.ROOT, "f", false));
+    assertEquals(Errno.ENOENT, errno(new HeadReadReq(f, 0, 1)));
+  }
+
+  private Attr create(String name) throws Exception {
+    return call(new CreateReq(Handle.ROOT, name, FileType.REGULAR, 0644, 0, 0, 0, null, 0)).attr();
+  }
+
+  private byte[] read(Handle h, long offset, int length) throws Exception {
+    HeadReadResp r = call(new HeadReadReq(h, offset, length));
+    try {
+      return ByteBufUtil.getBytes(r.payload());
+    } finally {
+      r.release();
+    }
+  }
+
+  private <R extends Message> R call(Req<R> req) throws Exception {
+    return client.call(req).get(10, TimeUnit.SECONDS);
+  }
+
+  /** The errno a request fails with (an unexpected answer is released before the test fails). */
+  private Errno errno(Req<?> req) throws Exception {
+    Object answer;
+    try {
+      answer = client.call(req).get(10, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      return assertInstanceOf(FsException.class, e.getCause()).errno();
+    }
+    if (answer instanceof HasPayload p) {
+      p.release();
+    }
+    return fail(req + " succeeded: " + answer);
+  }
+}
