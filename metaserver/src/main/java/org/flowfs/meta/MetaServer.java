@@ -47,6 +47,8 @@ import org.flowfs.common.wire.MetaOp.FsckNamespaceResp;
 import org.flowfs.common.wire.MetaOp.FsckReservedReq;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.GetxattrReq;
+import org.flowfs.common.wire.HasPayload;
+import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.HeadReadReq;
 import org.flowfs.common.wire.MetaOp.HeadReadResp;
 import org.flowfs.common.wire.MetaOp.HeadWriteReq;
@@ -208,8 +210,7 @@ public final class MetaServer implements AutoCloseable {
           }
           return new RenameResp(r.moved().handle(), r.replaced() == null ? null : r.replaced().handle());
         }));
-    t.async(SetattrReq.class, Access.MODIFY, (q, ctx) -> store.setattr(q.handle(),
-        new MetadataStore.SetAttr(q.mask(), q.mode(), q.uid(), q.gid(), q.size(), q.atimeNs(), q.mtimeNs()), now())
+    t.async(SetattrReq.class, Access.MODIFY, (q, ctx) -> store.setattr(q.handle(), change(q), now())
         .thenApply(EntryResp::new));
     t.async(SetxattrReq.class, Access.MODIFY, (q, ctx) ->
         store.setxattr(q.handle(), q.name(), q.value(), q.flags(), now()).thenApply(v -> OkResp.INSTANCE));
@@ -217,6 +218,8 @@ public final class MetaServer implements AutoCloseable {
         store.removexattr(q.handle(), q.name(), now()).thenApply(v -> OkResp.INSTANCE));
     t.async(HeadWriteReq.class, Access.MODIFY, (q, ctx) ->
         store.headWrite(q.handle(), q.offset(), takeBytes(q)).thenApply(v -> OkResp.INSTANCE));
+    t.async(HeadFlushReq.class, Access.MODIFY, (q, ctx) ->
+        store.headFlush(q.record().handle(), q.offset(), takeBytes(q), change(q.record()), now()).thenApply(EntryResp::new));
     // a head may be a MiB that is not in the MapDB file's cached pages: read it off the event loop
     t.blocking(HeadReadReq.class, Access.READ_ONLY, readers, (q, ctx) ->
         new HeadReadResp(Unpooled.wrappedBuffer(store.headRead(q.handle(), q.offset(), q.length()))));
@@ -267,8 +270,12 @@ public final class MetaServer implements AutoCloseable {
     });
   }
 
-  /** A copy of a head write's bytes; releases its payload, the reference the handler owns. */
-  private static byte[] takeBytes(HeadWriteReq q) {
+  private static MetadataStore.SetAttr change(SetattrReq q) {
+    return new MetadataStore.SetAttr(q.mask(), q.mode(), q.uid(), q.gid(), q.size(), q.atimeNs(), q.mtimeNs());
+  }
+
+  /** A copy of a request's bytes; releases its payload, the reference the handler owns. */
+  private static byte[] takeBytes(HasPayload q) {
     try {
       return ByteBufUtil.getBytes(q.payload());
     } finally {

@@ -164,6 +164,14 @@ public interface MetadataStore extends AutoCloseable {
    */
   CompletableFuture<Void> headWrite(Handle handle, long offset, byte[] bytes);
 
+  /**
+   * {@link #headWrite} and then {@link #setattr} of the same file, as one mutation: a writer's flush
+   * of bytes in the head, whose size and times commit with them.
+   *
+   * @throws org.flowfs.common.FsException as {@link #headWrite} and {@link #setattr}
+   */
+  CompletableFuture<Attr> headFlush(Handle handle, long offset, byte[] bytes, SetAttr change, long nowNs);
+
   /** @throws org.flowfs.common.FsException ENOENT, ENODATA */
   CompletableFuture<Void> removexattr(Handle handle, String name, long nowNs);
 

@@ -216,6 +216,17 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   }
 
   @Override
+  public CompletableFuture<Attr> headFlush(Handle handle, long offset, byte[] bytes, SetAttr change, long nowNs) {
+    Objects.requireNonNull(handle, "handle");
+    Objects.requireNonNull(change, "change");
+    byte[] copy = bytes == null ? null : bytes.clone(); // the caller may reuse its array at once
+    return mutate(ns -> {
+      ns.headWrite(handle, offset, copy);
+      return ns.setattr(handle, change, nowNs);
+    });
+  }
+
+  @Override
   public CompletableFuture<Void> removexattr(Handle handle, String name, long nowNs) {
     Objects.requireNonNull(handle, "handle");
     return mutate(ns -> {

@@ -1142,6 +1142,22 @@ abstract class MetadataStoreContract {
   }
 
   @Test
+  void head_flush_writesTheBytesAndRecordsTheirSize_together() {
+    Attr f = mkheaded(ROOT, "f");
+    long t = tick();
+    Attr a = join(store.headFlush(f.handle(), 0, bytes(100, 3), new SetAttr(SIZE_GROW | MTIME, 0, 0, 0, 100, 0, t - 5), t));
+    assertEquals(100, a.size());
+    assertEquals(t - 5, a.mtimeNs(), "the writer's mtime");
+    assertArrayEquals(bytes(100, 3), store.headRead(f.handle(), 0, 4096));
+    assertEquals(a, attr(f.handle()));
+    // bytes past the head: refused, and the size is not recorded either
+    assertEquals(Errno.EINVAL, errno(store.headFlush(f.handle(), 4090, bytes(10, 0),
+        new SetAttr(SIZE_GROW | MTIME, 0, 0, 0, 4100, 0, t), tick())));
+    assertEquals(a, attr(f.handle()));
+    assertArrayEquals(bytes(100, 3), store.headRead(f.handle(), 0, 4096));
+  }
+
+  @Test
   void head_writePastTheEnd_zerosBetween_overwriteKeepsTheRest() {
     Attr f = mkheaded(ROOT, "f");
     join(store.headWrite(f.handle(), 0, bytes(3, 0)));

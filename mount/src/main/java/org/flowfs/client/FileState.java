@@ -273,6 +273,14 @@ final class FileState {
     return unrecorded ? new Recording(size, mtimeNs, killSetid) : null;
   }
 
+  /**
+   * The buffered writes, taken to be sent by the caller, when they are one region within the file's
+   * head and nothing is out ({@link WriteBehind#takeWithin}); else null.
+   */
+  synchronized WriteBehind.Taken takeHeadWrites() {
+    return layout.headBytes() > 0 ? writes.takeWithin(layout.headBytes()) : null;
+  }
+
   /** Starts sending the buffered writes; {@link #flushWrites} waits for them. */
   synchronized void sendWrites() {
     writes.send();

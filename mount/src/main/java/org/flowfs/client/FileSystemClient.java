@@ -57,6 +57,8 @@ import org.flowfs.common.wire.MetaOp.RemoveReq;
 import org.flowfs.common.wire.MetaOp.RemovexattrReq;
 import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.RenameResp;
+import org.flowfs.common.wire.HasPayload;
+import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
 import org.flowfs.common.wire.MetaOp.SymlinkReq;
@@ -173,7 +175,7 @@ public final class FileSystemClient implements AutoCloseable {
    */
   private static final Set<Class<?>> IDEMPOTENT = Set.of(LookupReq.class, GetattrReq.class, ReaddirReq.class,
       ReadlinkReq.class, GetxattrReq.class, ListxattrReq.class, MetaStatfsReq.class, SetattrReq.class,
-      MetaSyncReq.class);
+      MetaSyncReq.class, HeadFlushReq.class);
   private static final long RETRY_PAUSE_MIN_MS = 50;
   private static final long RETRY_PAUSE_MAX_MS = 1000;
   /** A call gave up on the metadata server because it could not reach it; no call got through since. */
@@ -189,8 +191,22 @@ public final class FileSystemClient implements AutoCloseable {
    * <p>Once a call gave up on a server it could not reach, later calls try only once (a refused
    * connection costs nothing) until one gets through: a command that makes many calls, an {@code
    * ls -l}, fails within one timeout rather than one per call.
+   *
+   * <p>A request with a payload is taken (released once answered or given up), and each attempt
+   * sends its own reference to it.
    */
   private <R extends Message> R meta(Req<R> req) {
+    if (req instanceof HasPayload p) {
+      try {
+        return metaRetrying(req, p);
+      } finally {
+        p.release();
+      }
+    }
+    return metaRetrying(req, null);
+  }
+
+  private <R extends Message> R metaRetrying(Req<R> req, HasPayload payload) {
     boolean retry = !metaUnreachable;
     long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
     long pauseMs = RETRY_PAUSE_MIN_MS;
@@ -198,6 +214,9 @@ public final class FileSystemClient implements AutoCloseable {
       long left = Math.max(deadline - System.nanoTime(), 1_000_000);
       try {
         long t0 = System.nanoTime();
+        if (payload != null) {
+          payload.payload().retain(); // the attempt's own: a call consumes the payload it carries
+        }
         R r = peers.metaDirect().call(req, Duration.ofNanos(left));
         counters.add(META_WAIT.get(req.getClass()), (System.nanoTime() - t0) / 1000);
         metaUnreachable = false;
@@ -1043,9 +1062,18 @@ public final class FileSystemClient implements AutoCloseable {
     // data goes, in parallel (both are done before close returns, as close-to-open needs)
     FileState.Recording r = st.pendingRecording();
     Attr last = null;
+    WriteBehind.Taken head = r != null ? st.takeHeadWrites() : null;
+    if (head != null) {
+      // bytes within the head: they and the size they make go in one call
+      counters.increment("path.head.flushes");
+      counters.add("path.head.bytes-written", head.data().readableBytes());
+      last = meta(new HeadFlushReq(record(st.handle, r, times, atimeNs, mtimeNs), head.offset(), head.data())).attr();
+      attrs.put(last);
+      st.recorded(r);
+    }
     st.sendWrites();
     try {
-      if (r != null) {
+      if (r != null && head == null) {
         last = meta(record(st.handle, r, times, atimeNs, mtimeNs)).attr();
         attrs.put(last);
         st.recorded(r);

@@ -215,11 +215,25 @@ final class WriteBehind {
     send(Runnable::run);
   }
 
-  /** Sends what is buffered, set up by {@code by}. */
-  private void send(Executor by) {
-    if (piece == null) {
-      return;
+  /** The bytes of one region of the file, at {@code offset}, that {@link #takeWithin} took. */
+  record Taken(long offset, ByteBuf data) {}
+
+  /**
+   * Takes what is buffered, for the caller to send itself, when it is one region that ends at or
+   * below {@code limit} and no send is out (a small file's close sends its bytes with the size they
+   * make); otherwise returns null and changes nothing. The caller owns {@link Taken#data()}.
+   */
+  Taken takeWithin(long limit) {
+    if (piece == null || regions != 1 || !inFlight.isEmpty() || regionStart[0] + regionLength[0] > limit) {
+      return null;
     }
+    long offset = regionStart[0];
+    regions = 0;
+    return new Taken(offset, takeBuffer());
+  }
+
+  /** The buffered bytes as one buffer; nothing is buffered afterwards (the regions are the caller's to reset). */
+  private ByteBuf takeBuffer() {
     ByteBuf b = piece;
     if (!filled.isEmpty()) {
       filled.add(piece);
@@ -228,7 +242,16 @@ final class WriteBehind {
       filledBytes = 0;
     }
     piece = null;
+    return b;
+  }
+
+  /** Sends what is buffered, set up by {@code by}. */
+  private void send(Executor by) {
+    if (piece == null) {
+      return;
+    }
     int n = regions;
+    ByteBuf b = takeBuffer();
     regions = 0;
     if (n == 1) {
       dispatch(new long[] {regionStart[0]}, new long[] {regionStart[0] + regionLength[0]}, b, by);

@@ -3,11 +3,13 @@ package org.flowfs.client;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.time.Duration;
@@ -527,6 +529,41 @@ class WriteBehindTest {
       assertTrue(System.nanoTime() < deadline, "sends still in flight");
       Thread.sleep(2);
     }
+  }
+
+  @Test
+  void takeWithin_oneRegionBelowTheLimit_isTakenWhole_andNothingIsSent() {
+    WriteBehind w = writeBehind(65536, TIMEOUT);
+    byte[] data = bytes(3, 12_000);
+    write(w, 100, Arrays.copyOfRange(data, 0, 5000)); // two pieces of one stream: one region
+    write(w, 5100, Arrays.copyOfRange(data, 5000, 12_000));
+    assertNull(w.takeWithin(12_099), "the region ends past the limit");
+    WriteBehind.Taken t = w.takeWithin(12_100);
+    try {
+      assertEquals(100, t.offset());
+      assertArrayEquals(data, ByteBufUtil.getBytes(t.data()));
+    } finally {
+      t.data().release();
+    }
+    assertFalse(w.isDirty(), "nothing is buffered any more");
+    w.flush();
+    assertEquals(List.of(), path.writes(), "the caller sends it");
+  }
+
+  @Test
+  void takeWithin_twoRegions_orASendOut_takesNothing() {
+    WriteBehind w = writeBehind(65536, TIMEOUT);
+    write(w, 0, bytes(1, 100));
+    write(w, 1000, bytes(2, 100));
+    assertNull(w.takeWithin(1 << 20), "two regions go as one gathered send");
+    w.flush();
+    assertEquals(1, path.writes().size());
+    path.writeDelay(n -> 300L);
+    write(w, 0, bytes(3, 65536)); // a full buffer: sent at once, and out for 300 ms
+    write(w, 65536, bytes(4, 100));
+    assertNull(w.takeWithin(1 << 20), "a send is out");
+    w.flush();
+    assertEquals(3, path.writes().size());
   }
 
   static void write(WriteBehind w, long offset, byte[] data) {

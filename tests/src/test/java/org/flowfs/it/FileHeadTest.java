@@ -33,11 +33,15 @@ class FileHeadTest extends PosixSuite {
   @Test
   void smallFile_writeCloseAndColdRead_talkToNoIoServer() throws Exception {
     Path d = onMount("paths");
-    long heads = fs.counter("path.head.writes");
+    long flushes = fs.counter("path.head.flushes");
+    long writes = fs.counter("path.head.writes");
+    long records = fs.counter("meta-us.SetattrReq");
     long reads = fs.counter("path.head.reads");
     long io = ioOps();
     sh(d, "head -c 10240 /dev/urandom > f; sync; echo 3 > /proc/sys/vm/drop_caches; cat f > /dev/null");
-    assertEquals(1, fs.counter("path.head.writes") - heads, "one head write for 10 KiB");
+    assertEquals(1, fs.counter("path.head.flushes") - flushes, "the close sent the 10 KiB and the size in one call");
+    assertEquals(writes, fs.counter("path.head.writes"), "no head write of its own");
+    assertEquals(records, fs.counter("meta-us.SetattrReq"), "no size record of its own");
     assertTrue(fs.counter("path.head.reads") > reads, "the cold read came from the head");
     assertEquals(io, ioOps(), "no I/O server moved any of its bytes");
   }

@@ -273,6 +273,22 @@ public sealed interface MetaOp extends Message {
   @Wire(147)
   record HeadReadResp(ByteBuf payload) implements MetaOp, HasPayload {}
 
+  /**
+   * A writer's flush of bytes that lie in a file's head: writes {@code payload} at {@code offset}
+   * as {@link HeadWriteReq} does and makes the change {@code record} (a {@link SetattrReq} of the
+   * same file: the size and times the writes made) in the same mutation, so the bytes and the size
+   * commit together; answers the attributes after it. A small file's close is this one call.
+   */
+  @Wire(148)
+  record HeadFlushReq(SetattrReq record, long offset, ByteBuf payload) implements MetaOp, HasPayload, Req<EntryResp> {
+    public HeadFlushReq {
+      Objects.requireNonNull(record, "record");
+      if (offset < 0 || offset > org.flowfs.common.Layout.MAX_HEAD) {
+        throw new IllegalArgumentException("offset " + offset);
+      }
+    }
+  }
+
   // ---- fsck (flowfs fsck): read-only unless repairing ------------------------------------------
 
   /** The most problems one {@link FsckNamespaceResp} lists (it counts them all). */
