@@ -33,6 +33,7 @@ import org.flowfs.common.rpc.Peers;
 import org.flowfs.common.DistSpec;
 import org.flowfs.common.request.FileData;
 import org.flowfs.common.request.Request;
+import org.flowfs.common.wire.HasPayload;
 import org.flowfs.common.wire.IoOp.IoStatfsReq;
 import org.flowfs.common.wire.IoOp.SizesReq;
 import org.flowfs.common.wire.IoOp.IoStatfsResp;
@@ -44,6 +45,7 @@ import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.GetxattrReq;
+import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.LinkReq;
 import org.flowfs.common.wire.MetaOp.ListxattrReq;
 import org.flowfs.common.wire.MetaOp.LookupReq;
@@ -57,8 +59,6 @@ import org.flowfs.common.wire.MetaOp.RemoveReq;
 import org.flowfs.common.wire.MetaOp.RemovexattrReq;
 import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.RenameResp;
-import org.flowfs.common.wire.HasPayload;
-import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
 import org.flowfs.common.wire.MetaOp.SymlinkReq;
@@ -912,7 +912,7 @@ public final class FileSystemClient implements AutoCloseable {
       flush(st);
       Await.get(transfer(st.handle, st.layout, fileReq, displacement, aggregate, mem, memReq, true, Long.MAX_VALUE),
           timeout);
-      st.grew(datafileSize(st.layout), now());
+      st.grew(Await.get(typedWriteEnd(st.layout, fileReq, displacement, aggregate), timeout), now());
     }
     counters.increment("write.typed");
   }
@@ -954,10 +954,9 @@ public final class FileSystemClient implements AutoCloseable {
       Request memReq) {
     FileState st = f.state();
     st.flushWrites(); // this client's buffered POSIX writes reach the servers first
-    long end = typedEnd(fileReq, displacement, aggregate);
     counters.increment("write.typed-async");
     return transfer(st.handle, st.layout, fileReq, displacement, aggregate, mem, memReq, true, Long.MAX_VALUE)
-        .thenCompose(v -> end >= 0 ? CompletableFuture.completedFuture(end) : datafileSizeAsync(st.layout))
+        .thenCompose(v -> typedWriteEnd(st.layout, fileReq, displacement, aggregate))
         // off the network thread: a blocking typed write holds the state's lock while it waits
         .thenAcceptAsync(size -> st.grew(size, now()));
   }
@@ -1005,6 +1004,28 @@ public final class FileSystemClient implements AutoCloseable {
         .transfer(flowPath, layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
   }
 
+  /**
+   * The size a typed write makes the file at least: where a monotone request ends, else what the
+   * datafiles hold. Of a file with a head, datafile bytes below the head's end are spare copies
+   * (a truncate within the head leaves them; no read takes them): there the request's own bytes in
+   * the head count instead.
+   */
+  private CompletableFuture<Long> typedWriteEnd(Layout layout, Request fileReq, long displacement, long aggregate) {
+    long end = typedEnd(fileReq, displacement, aggregate);
+    if (end >= 0) {
+      return CompletableFuture.completedFuture(end);
+    }
+    long head = layout.headBytes();
+    long inHead = 0;
+    if (head > 0) {
+      for (HeadPieces.Piece p : HeadPieces.of(fileReq, displacement, aggregate, null, head, Long.MAX_VALUE, true)) {
+        inHead = Math.max(inHead, p.file() + p.length());
+      }
+    }
+    long headEnd = inHead;
+    return datafileSizeAsync(layout).thenApply(s -> Math.max(s > head ? s : 0, headEnd));
+  }
+
   /** One past the last byte a monotone request tiled from {@code displacement} reaches; -1 if not monotone. */
   private static long typedEnd(Request fileReq, long displacement, long aggregate) {
     if (aggregate == 0) {
@@ -1021,10 +1042,6 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /** The logical size the datafiles of a layout add up to (asks every server). */
-  private long datafileSize(Layout layout) {
-    return Await.get(datafileSizeAsync(layout), timeout);
-  }
-
   private CompletableFuture<Long> datafileSizeAsync(Layout layout) {
     Map<Integer, List<Integer>> byServer = new java.util.TreeMap<>();
     for (int i = 0; i < layout.serverCount(); i++) {

@@ -150,4 +150,38 @@ class TypedIoTest {
       fs.unlink(path);
     }
   }
+
+  /**
+   * A file with a head: a typed write leaves spare copies of the head's bytes in the datafiles, a
+   * truncate within the head leaves those, and a later non-monotone typed write still makes the
+   * size it should (not what the spare copies reach); POSIX-style and typed reads agree.
+   */
+  @org.junit.jupiter.api.Test
+  void head_truncateWithinIt_thenNonMonotoneWrite_sizeIsTheWrites() {
+    String path = "/typed-head-" + files.incrementAndGet();
+    OpenFile f = fs.create(path, 0644, 0, Caller.ROOT, null, 0);
+    try {
+      byte[] big = new byte[60_000];
+      new Random(5).nextBytes(big);
+      fs.write(f, Request.bytes(big.length), 0, big.length, Unpooled.wrappedBuffer(big), null);
+      assertEquals(60_000, fs.getattr(path).size());
+      fs.truncate(f, 10);
+      // two bytes, the second before the first in the file: not monotone
+      Request backwards = Request.hindexed(new long[] {1, 1}, new long[] {5, 3}, Request.BYTE);
+      fs.write(f, backwards, 0, 2, Unpooled.wrappedBuffer(new byte[] {7, 9}), null);
+      assertEquals(10, fs.getattr(path).size(), "the size the truncate and the write make");
+      ByteBuf whole = Unpooled.buffer(10);
+      whole.writeZero(10);
+      assertEquals(10, fs.read(f, Request.bytes(10), 0, 10, whole, null));
+      byte[] want = java.util.Arrays.copyOf(big, 10);
+      want[5] = 7;
+      want[3] = 9;
+      byte[] back = new byte[10];
+      whole.getBytes(0, back);
+      assertArrayEquals(want, back);
+    } finally {
+      fs.release(f);
+      fs.unlink(path);
+    }
+  }
 }
