@@ -38,6 +38,7 @@ import org.flowfs.common.wire.LeakCheck;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MessageRegistry;
 import org.flowfs.common.wire.MetaOp.CreateReq;
+import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.HeadReadReq;
 import org.flowfs.common.wire.MetaOp.HeadReadResp;
 import org.flowfs.common.wire.MetaOp.HeadWriteReq;
@@ -166,6 +167,20 @@ class MetaServerTest {
     assertArrayEquals(new byte[] {1, 2}, read(f, 0, HEAD));
     call(new RemoveReq(Handle.ROOT, "f", false));
     assertEquals(Errno.ENOENT, errno(new HeadReadReq(f, 0, 1)));
+  }
+
+  @Test
+  void head_flush_writesTheBytesAndRecordsTheirSize_inOneCall() throws Exception {
+    Handle f = create("f").handle();
+    SetattrReq record = new SetattrReq(f, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, 3, 0, 42L);
+    Attr a = call(new HeadFlushReq(record, 0, Unpooled.wrappedBuffer(new byte[] {1, 2, 3}))).attr();
+    assertEquals(3, a.size());
+    assertEquals(42L, a.mtimeNs());
+    assertEquals(a, server.store().getattr(f));
+    assertArrayEquals(new byte[] {1, 2, 3}, read(f, 0, HEAD));
+    SetattrReq past = new SetattrReq(f, SetattrReq.SIZE_GROW, 0, 0, 0, HEAD + 1, 0, 0);
+    assertEquals(Errno.EINVAL, errno(new HeadFlushReq(past, HEAD, Unpooled.wrappedBuffer(new byte[1]))));
+    assertEquals(3, server.store().getattr(f).size(), "a refused flush records no size either");
   }
 
   private Attr create(String name) throws Exception {
