@@ -1001,7 +1001,7 @@ public final class FileSystemClient implements AutoCloseable {
       return flowPath.transfer(layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
     }
     return new HeadDataPath(flowPath, h, peers, counters)
-        .transfer(flowPath, layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
+        .transfer(layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
   }
 
   /**

@@ -6,10 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.flowfs.common.Counters;
-import org.flowfs.common.Errno;
-import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
+import org.flowfs.common.flow.MemEndpoint;
 import org.flowfs.common.request.Request;
 import org.flowfs.common.rpc.Peers;
 import org.flowfs.common.wire.MetaOp.HeadReadReq;
@@ -27,12 +26,12 @@ import org.flowfs.common.wire.MetaOp.HeadWriteReq;
  * own connection also counts in {@code path.direct-read.ops}.
  */
 final class HeadDataPath implements DataPath {
-  private final DataPath datafiles;
+  private final FlowDataPath datafiles;
   private final Handle file;
   private final Peers peers;
   private final Counters counters;
 
-  HeadDataPath(DataPath datafiles, Handle file, Peers peers, Counters counters) {
+  HeadDataPath(FlowDataPath datafiles, Handle file, Peers peers, Counters counters) {
     this.datafiles = datafiles;
     this.file = file;
     this.peers = peers;
@@ -142,11 +141,11 @@ final class HeadDataPath implements DataPath {
    * datafile), and the head's bytes also go to the metadata server, or come from it over what the
    * flows brought, once they are done.
    */
-  CompletableFuture<Void> transfer(FlowDataPath flows, Layout layout, Request fileReq, long displacement,
+  CompletableFuture<Void> transfer(Layout layout, Request fileReq, long displacement,
       long aggregate, ByteBuf mem, Request memReq, boolean write, long fsize) {
     List<HeadPieces.Piece> pieces = HeadPieces.of(fileReq, displacement, aggregate, memReq, layout.headBytes(),
         fsize, write);
-    CompletableFuture<Void> moved = flows.transfer(layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
+    CompletableFuture<Void> moved = datafiles.transfer(layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
     if (pieces.isEmpty()) {
       return moved;
     }
@@ -182,7 +181,7 @@ final class HeadDataPath implements DataPath {
         for (HeadPieces.Piece p : pieces) {
           int at = (int) (p.file() - start);
           int have = Math.max(0, Math.min(p.length(), bytes.readableBytes() - at));
-          int dst = memIndex(mem, p.mem(), p.length());
+          int dst = MemEndpoint.index(mem, p.mem(), p.length());
           mem.setBytes(dst, bytes, bytes.readerIndex() + at, have);
           mem.setZero(dst + have, p.length() - have);
         }
@@ -197,23 +196,15 @@ final class HeadDataPath implements DataPath {
   private static ByteBuf gather(ByteBuf mem, List<HeadPieces.Piece> pieces) {
     if (pieces.size() == 1) {
       HeadPieces.Piece p = pieces.get(0);
-      return mem.retainedSlice(memIndex(mem, p.mem(), p.length()), p.length());
+      return mem.retainedSlice(MemEndpoint.index(mem, p.mem(), p.length()), p.length());
     }
     var c = mem.alloc().compositeBuffer(pieces.size());
     for (HeadPieces.Piece p : pieces) {
-      c.addComponent(true, mem.retainedSlice(memIndex(mem, p.mem(), p.length()), p.length()));
+      c.addComponent(true, mem.retainedSlice(MemEndpoint.index(mem, p.mem(), p.length()), p.length()));
     }
     return c;
   }
 
-  /** Where memory bytes {@code [offset, offset + len)} are in {@code mem}; EINVAL when not all inside it. */
-  private static int memIndex(ByteBuf mem, long offset, int len) {
-    if (offset < 0 || offset + len > mem.capacity()) {
-      throw new FsException(Errno.EINVAL, "memory request reaches outside the buffer (bytes " + offset + ".."
-          + (offset + len) + " of " + mem.capacity() + ")");
-    }
-    return (int) offset;
-  }
 
   private CompletableFuture<Void> writeHead(long offset, ByteBuf bytes) {
     counters.increment("path.head.writes");

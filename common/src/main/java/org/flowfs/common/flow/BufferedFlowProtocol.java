@@ -403,7 +403,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
   private void addMemory(Run r, MemEndpoint m, long pos, long len, CompositeByteBuf out) {
     ByteBuf buf = m.buffer();
     if (r.d.memReqState() == null) {
-      out.addComponent(true, buf.retainedSlice(memIndex(buf, pos, len), (int) len));
+      out.addComponent(true, buf.retainedSlice(MemEndpoint.index(buf, pos, len), (int) len));
       return;
     }
     long at = pos;
@@ -411,7 +411,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
     while (at < end) {
       long next = RequestProcessor.processMemory(r.d.memReqState(), SEGMAX, r.memSegs, at, end - at);
       for (int i = 0; i < r.memSegs.count(); i++) {
-        out.addComponent(true, buf.retainedSlice(memIndex(buf, r.memSegs.offset(i), r.memSegs.size(i)),
+        out.addComponent(true, buf.retainedSlice(MemEndpoint.index(buf, r.memSegs.offset(i), r.memSegs.size(i)),
             (int) r.memSegs.size(i)));
       }
       at += r.memSegs.bytes();
@@ -419,15 +419,6 @@ public class BufferedFlowProtocol implements FlowProtocol {
         break;
       }
     }
-  }
-
-  /** Where bytes [offset, offset + len) of memory are in {@code buf}; EINVAL if not all inside it. */
-  private static int memIndex(ByteBuf buf, long offset, long len) {
-    if (offset < 0 || offset + len > buf.capacity()) {
-      throw new FsException(Errno.EINVAL, "memory request reaches outside the buffer (bytes " + offset + ".."
-          + (offset + len) + " of " + buf.capacity() + ")");
-    }
-    return (int) offset;
   }
 
   /**
@@ -476,7 +467,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
   private int copyToMemory(Run r, MemEndpoint m, ByteBuf data, int at, long pos, long len) {
     ByteBuf buf = m.buffer();
     if (r.d.memReqState() == null) {
-      buf.setBytes(memIndex(buf, pos, len), data, at, (int) len);
+      buf.setBytes(MemEndpoint.index(buf, pos, len), data, at, (int) len);
       return at + (int) len;
     }
     long p = pos;
@@ -485,7 +476,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
       long next = RequestProcessor.processMemory(r.d.memReqState(), SEGMAX, r.memSegs, p, end - p);
       for (int i = 0; i < r.memSegs.count(); i++) {
         int n = (int) r.memSegs.size(i);
-        buf.setBytes(memIndex(buf, r.memSegs.offset(i), n), data, at, n);
+        buf.setBytes(MemEndpoint.index(buf, r.memSegs.offset(i), n), data, at, n);
         at += n;
       }
       p += r.memSegs.bytes();

@@ -1,6 +1,8 @@
 package org.flowfs.common.flow;
 
 import io.netty.buffer.ByteBuf;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FsException;
 
 /**
  * A memory region: the buffer a client reads into or writes from. The flow's {@code memReq}, if
@@ -8,4 +10,13 @@ import io.netty.buffer.ByteBuf;
  * the buffer's index 0. The caller keeps ownership of the buffer and must not touch it while the
  * flow is in service.
  */
-public record MemEndpoint(ByteBuf buffer) implements Endpoint {}
+public record MemEndpoint(ByteBuf buffer) implements Endpoint {
+  /** Where bytes {@code [offset, offset + len)} of memory are in {@code buf}; EINVAL if not all inside it. */
+  public static int index(ByteBuf buf, long offset, long len) {
+    if (offset < 0 || offset + len > buf.capacity()) {
+      throw new FsException(Errno.EINVAL, "memory request reaches outside the buffer (bytes " + offset + ".."
+          + (offset + len) + " of " + buf.capacity() + ")");
+    }
+    return (int) offset;
+  }
+}
