@@ -67,14 +67,15 @@ import org.junit.jupiter.api.io.TempDir;
  * afterwards every server still answers, a client can create, write, read and list, memory is
  * back where it was and no buffer leaked (paranoid leak detection).
  *
- * <p>{@code -Dflowfs.fuzz.scale=N} multiplies the number of inputs (default 1: over 100,000 per
- * server type); {@code -Dflowfs.fuzz.seed=S} repeats a run.
+ * <p>{@code -Dflowfs.fuzz.scale=N} multiplies the number of inputs (default 0.5: over 50,000 per
+ * server type, about a minute on 2 cores; 1 and above for a deeper run); {@code -Dflowfs.fuzz.seed=S}
+ * repeats a run.
  */
 @ExtendWith(LeakCheck.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class FuzzTest {
-  private static final double SCALE = Double.parseDouble(System.getProperty("flowfs.fuzz.scale", "1"));
+  private static final double SCALE = Double.parseDouble(System.getProperty("flowfs.fuzz.scale", "0.5"));
   /**
    * The servers' rpc.timeout: also the stall timeout of flows and the wait for eager data. Long
    * enough that the member's flows survive the fuzzer's load on the I/O servers' disks (a flow
