@@ -51,6 +51,8 @@ import org.flowfs.common.wire.HasPayload;
 import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.HeadReadReq;
 import org.flowfs.common.wire.MetaOp.HeadReadResp;
+import org.flowfs.common.wire.MetaOp.OpenReq;
+import org.flowfs.common.wire.MetaOp.OpenResp;
 import org.flowfs.common.wire.MetaOp.HeadWriteReq;
 import org.flowfs.common.wire.MetaOp.LinkReq;
 import org.flowfs.common.wire.MetaOp.ListxattrReq;
@@ -223,8 +225,17 @@ public final class MetaServer implements AutoCloseable {
     // a head may be a MiB that is not in the MapDB file's cached pages: read it off the event loop
     t.blocking(HeadReadReq.class, Access.READ_ONLY, readers, (q, ctx) ->
         new HeadReadResp(Unpooled.wrappedBuffer(store.headRead(q.handle(), q.offset(), q.length()))));
+    // an open that asks for head bytes may read them off the disk: on the reader pool, as a head
+    // read; one that asks for attributes only answers on the event loop, as a getattr
+    t.async(OpenReq.class, Access.READ_ONLY, (q, ctx) -> q.headLength() == 0
+        ? CompletableFuture.completedFuture(openResp(store.open(q.handle(), 0)))
+        : CompletableFuture.supplyAsync(() -> openResp(store.open(q.handle(), q.headLength())), readers));
     fsckOps(t);
     return t;
+  }
+
+  private static OpenResp openResp(MetadataStore.Opened o) {
+    return new OpenResp(o.attr(), Unpooled.wrappedBuffer(o.head()));
   }
 
   /** Objects read per step of an {@link FsckDatafilesReq}. */

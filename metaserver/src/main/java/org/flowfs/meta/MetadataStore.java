@@ -68,6 +68,15 @@ public interface MetadataStore extends AutoCloseable {
    */
   byte[] headRead(Handle handle, long offset, int length);
 
+  /**
+   * An object's attributes and, for a regular file with a head, up to {@code headLength} bytes of
+   * its head from the start (no more than its size; fewer past what was written there), read
+   * together, so the bytes are those of the attributes' moment.
+   *
+   * @throws org.flowfs.common.FsException ENOENT; EINVAL for a negative {@code headLength}
+   */
+  Opened open(Handle handle, int headLength);
+
   /** How many objects, and how many of them directories, the namespace holds. */
   Counts counts();
 
@@ -239,6 +248,9 @@ public interface MetadataStore extends AutoCloseable {
   record DirPage(List<Dirent> entries, boolean eof) {}
 
   record Counts(long objects, long directories) {}
+
+  /** What {@link #open} read: the attributes, and the head's first bytes (empty when none). */
+  record Opened(Attr attr, byte[] head) {}
 
   /**
    * What {@link #fsck} found: {@code found} problems, the first {@link MetaOp#MAX_FSCK_PROBLEMS}

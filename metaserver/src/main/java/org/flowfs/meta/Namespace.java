@@ -146,6 +146,25 @@ final class Namespace {
     return Arrays.copyOfRange(head, (int) offset, (int) Math.min(head.length, offset + length));
   }
 
+  /** The attributes and up to {@code headLength} bytes of the head, within the size. */
+  MetadataStore.Opened open(Handle h, int headLength) {
+    if (headLength < 0) {
+      throw new FsException(Errno.EINVAL, "head length " + headLength);
+    }
+    Inode n = load(h);
+    Attr a = n.toAttr();
+    long head = a.isRegular() && a.layout() != null ? a.layout().headBytes() : 0;
+    int want = (int) Math.min(Math.min(headLength, head), a.size());
+    if (want <= 0) {
+      return new MetadataStore.Opened(a, new byte[0]);
+    }
+    byte[] stored = t.heads().get(n.handle);
+    if (stored == null) {
+      return new MetadataStore.Opened(a, new byte[0]);
+    }
+    return new MetadataStore.Opened(a, Arrays.copyOf(stored, Math.min(stored.length, want)));
+  }
+
   Counts counts() {
     return new Counts(t.get(Counter.OBJECTS), t.get(Counter.DIRECTORIES));
   }

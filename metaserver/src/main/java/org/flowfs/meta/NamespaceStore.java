@@ -107,6 +107,12 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   }
 
   @Override
+  public Opened open(Handle handle, int headLength) {
+    Objects.requireNonNull(handle, "handle");
+    return read(ns -> ns.open(handle, headLength));
+  }
+
+  @Override
   public Counts counts() {
     return read(Namespace::counts);
   }

@@ -41,6 +41,8 @@ import org.flowfs.common.wire.MetaOp.CreateReq;
 import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.HeadReadReq;
 import org.flowfs.common.wire.MetaOp.HeadReadResp;
+import org.flowfs.common.wire.MetaOp.OpenReq;
+import org.flowfs.common.wire.MetaOp.OpenResp;
 import org.flowfs.common.wire.MetaOp.HeadWriteReq;
 import org.flowfs.common.wire.MetaOp.RemoveReq;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
@@ -181,6 +183,29 @@ class MetaServerTest {
     SetattrReq past = new SetattrReq(f, SetattrReq.SIZE_GROW, 0, 0, 0, HEAD + 1, 0, 0);
     assertEquals(Errno.EINVAL, errno(new HeadFlushReq(past, HEAD, Unpooled.wrappedBuffer(new byte[1]))));
     assertEquals(3, server.store().getattr(f).size(), "a refused flush records no size either");
+  }
+
+  @Test
+  void open_answersTheAttributesAndTheHeadsFirstBytes_inOneCall() throws Exception {
+    Handle f = create("f").handle();
+    SetattrReq record = new SetattrReq(f, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, 5, 0, 42L);
+    call(new HeadFlushReq(record, 0, Unpooled.wrappedBuffer(new byte[] {1, 2, 3, 4, 5})));
+    OpenResp r = call(new OpenReq(f, 4));
+    try {
+      assertEquals(server.store().getattr(f), r.attr());
+      assertArrayEquals(new byte[] {1, 2, 3, 4}, ByteBufUtil.getBytes(r.payload()));
+    } finally {
+      r.release();
+    }
+    r = call(new OpenReq(Handle.ROOT, 0)); // attributes only, answered on the event loop
+    try {
+      assertEquals(server.store().getattr(Handle.ROOT), r.attr());
+      assertEquals(0, r.payload().readableBytes());
+    } finally {
+      r.release();
+    }
+    assertEquals(Errno.ENOENT, errno(new OpenReq(Handle.of(0, 999_999), 10)));
+    assertEquals(Errno.ENOENT, errno(new OpenReq(Handle.of(0, 999_999), 0)));
   }
 
   private Attr create(String name) throws Exception {

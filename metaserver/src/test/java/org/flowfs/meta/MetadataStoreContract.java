@@ -1158,6 +1158,38 @@ abstract class MetadataStoreContract {
   }
 
   @Test
+  void open_givesTheAttributesAndTheHeadsFirstBytes_withinTheSize() {
+    Attr f = mkheaded(ROOT, "f");
+    MetadataStore.Opened o = store.open(f.handle(), 4096);
+    assertEquals(f, o.attr());
+    assertArrayEquals(new byte[0], o.head(), "size 0: no bytes");
+    long t = tick();
+    Attr a = join(store.headFlush(f.handle(), 0, bytes(100, 3), new SetAttr(SIZE_GROW | MTIME, 0, 0, 0, 100, 0, t), t));
+    o = store.open(f.handle(), 4096);
+    assertEquals(a, o.attr());
+    assertArrayEquals(bytes(100, 3), o.head());
+    assertArrayEquals(bytes(10, 3), store.open(f.handle(), 10).head(), "no more than asked for");
+    assertArrayEquals(new byte[0], store.open(f.handle(), 0).head(), "attributes only");
+    // a size past what was written to the head: the bytes written (the rest reads as zeros)
+    Attr grown = join(store.setattr(f.handle(), new SetAttr(SIZE_GROW, 0, 0, 0, 3000, 0, 0), tick()));
+    o = store.open(f.handle(), 4096);
+    assertEquals(grown, o.attr());
+    assertArrayEquals(bytes(100, 3), o.head());
+    // a size below it: only the bytes within the size
+    join(store.setattr(f.handle(), new SetAttr(SIZE, 0, 0, 0, 40, 0, 0), tick()));
+    assertArrayEquals(bytes(40, 3), store.open(f.handle(), 4096).head());
+    // no head: a directory, a file laid out without one
+    o = store.open(ROOT, 4096);
+    assertEquals(attr(ROOT), o.attr());
+    assertArrayEquals(new byte[0], o.head());
+    Attr plain = mkfile(ROOT, "plain");
+    assertEquals(plain, store.open(plain.handle(), 4096).attr());
+    assertArrayEquals(new byte[0], store.open(plain.handle(), 4096).head());
+    assertEquals(Errno.ENOENT, errnoOf(() -> store.open(Handle.of(0, 999_999), 10)));
+    assertEquals(Errno.EINVAL, errnoOf(() -> store.open(f.handle(), -1)));
+  }
+
+  @Test
   void head_writePastTheEnd_zerosBetween_overwriteKeepsTheRest() {
     Attr f = mkheaded(ROOT, "f");
     join(store.headWrite(f.handle(), 0, bytes(3, 0)));

@@ -44,6 +44,8 @@ import org.flowfs.common.wire.MetaOp.CreateReq;
 import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
+import org.flowfs.common.wire.MetaOp.OpenReq;
+import org.flowfs.common.wire.MetaOp.OpenResp;
 import org.flowfs.common.wire.MetaOp.GetxattrReq;
 import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.LinkReq;
@@ -175,7 +177,7 @@ public final class FileSystemClient implements AutoCloseable {
    */
   private static final Set<Class<?>> IDEMPOTENT = Set.of(LookupReq.class, GetattrReq.class, ReaddirReq.class,
       ReadlinkReq.class, GetxattrReq.class, ListxattrReq.class, MetaStatfsReq.class, SetattrReq.class,
-      MetaSyncReq.class, HeadFlushReq.class);
+      MetaSyncReq.class, HeadFlushReq.class, OpenReq.class);
   private static final long RETRY_PAUSE_MIN_MS = 50;
   private static final long RETRY_PAUSE_MAX_MS = 1000;
   /** A call gave up on the metadata server because it could not reach it; no call got through since. */
@@ -763,7 +765,12 @@ public final class FileSystemClient implements AutoCloseable {
 
   public OpenFile open(String path, int flags) {
     Handle h = resolve(path);
-    ReadAhead.Window first = readFirst(h, flags);
+    Attr hint = attrs.get(h);
+    int firstLength = firstLength(hint, flags);
+    if (firstLength > 0 && hint.layout().headBytes() >= firstLength) {
+      return openWithHead(path, h, hint, flags, firstLength);
+    }
+    ReadAhead.Window first = firstLength > 0 ? readFirst(hint, firstLength) : null;
     Attr a;
     try {
       try {
@@ -773,6 +780,7 @@ public final class FileSystemClient implements AutoCloseable {
           first.drop();
           first = null;
         }
+        hint = null;
         a = fresh(relookup(path, h, e));
       }
       if (a.isDir()) {
@@ -784,27 +792,81 @@ public final class FileSystemClient implements AutoCloseable {
       }
       throw e;
     }
-    return open(a, flags, first);
+    return open(a, flags, first, changedSince(hint, a));
   }
 
   /**
-   * For a read-only open of a small file not open here: starts reading its first bytes while the
-   * open asks for fresh attributes, so both round trips overlap. The layout of a handle never
-   * changes; the size cached (from the lookup that found the file, usually) only says how much to
-   * read. Close-to-open holds: the bytes are read after the open began. Null when not worth it.
+   * Whether {@code fresh} differs from {@code cached} (null: nothing was cached) in what shows of a
+   * file's contents and its inode: size, modification and change times.
    */
-  private ReadAhead.Window readFirst(Handle h, int flags) {
-    if ((flags & (O_ACCMODE | O_TRUNC)) != O_RDONLY || states.containsKey(h)) {
-      return null;
+  private static boolean changedSince(Attr cached, Attr fresh) {
+    return cached == null || cached.size() != fresh.size() || cached.mtimeNs() != fresh.mtimeNs()
+        || cached.ctimeNs() != fresh.ctimeNs();
+  }
+
+  /**
+   * For a read-only open of a small file not open here: how many of its first bytes to read while
+   * the open asks for fresh attributes, so both round trips overlap (or are one, when the bytes
+   * lie in the file's head). The layout of a handle never changes; the size cached (from the lookup
+   * that found the file, usually) only says how much to read. Close-to-open holds: the bytes are
+   * read after the open began. 0 when not worth it. {@code hint}: the file's cached attributes, or null.
+   */
+  private int firstLength(Attr hint, int flags) {
+    if (hint == null || (flags & (O_ACCMODE | O_TRUNC)) != O_RDONLY || states.containsKey(hint.handle())) {
+      return 0;
     }
-    Attr hint = attrs.get(h);
     int max = config.flow().eagerReadMax();
-    if (hint == null || !hint.isRegular() || hint.size() <= 0 || hint.size() > max || config.client().readAhead() < max) {
-      return null;
+    if (!hint.isRegular() || hint.size() <= 0 || hint.size() > max || config.client().readAhead() < max) {
+      return 0;
     }
+    return (int) Math.min(max, (hint.size() + 4095) & ~4095L);
+  }
+
+  /** Starts reading the first {@code length} bytes of the file {@code hint} describes (see {@link #firstLength}). */
+  private ReadAhead.Window readFirst(Attr hint, int length) {
     counters.increment("read.first");
-    int length = (int) Math.min(max, (hint.size() + 4095) & ~4095L);
     return ReadAhead.first(pathOf(hint), hint.layout(), length, alloc);
+  }
+
+  /**
+   * The open of a small file whose first {@code length} bytes lie in its head: one call to the
+   * metadata server brings the fresh attributes and those bytes, which become the file's first
+   * read-ahead window when the file ends within them.
+   */
+  private OpenFile openWithHead(String path, Handle h, Attr hint, int flags, int length) {
+    counters.increment("meta.open");
+    OpenResp r;
+    try {
+      r = meta(new OpenReq(h, length));
+    } catch (FsException e) {
+      Attr a = fresh(relookup(path, h, e));
+      if (a.isDir()) {
+        throw new FsException(Errno.EISDIR, path);
+      }
+      return open(a, flags, null, true);
+    }
+    ReadAhead.Window first = null;
+    Attr a;
+    try {
+      a = r.attr();
+      attrs.put(a);
+      if (a.isDir()) {
+        throw new FsException(Errno.EISDIR, path);
+      }
+      if (a.isRegular() && a.size() <= length) {
+        counters.increment("read.first.head");
+        int window = (int) Math.min(length, (a.size() + 4095) & ~4095L);
+        ByteBuf bytes = r.payload();
+        int have = Math.min(bytes.readableBytes(), window);
+        ByteBuf buf = PieceAllocator.buffer(alloc, window);
+        buf.writeBytes(bytes, bytes.readerIndex(), have);
+        buf.writeZero(window - have); // past what was written to the head: zeros up to the size
+        first = new ReadAhead.Window(buf, window, CompletableFuture.completedFuture(null));
+      }
+    } finally {
+      r.release();
+    }
+    return open(a, flags, first, changedSince(hint, a));
   }
 
   /** Whether an open with these flags may write (and so dirty the kernel's cached pages). */
@@ -812,11 +874,12 @@ public final class FileSystemClient implements AutoCloseable {
     return (flags & O_ACCMODE) != O_RDONLY;
   }
 
+  /** An open with attributes the kernel has too (a create's answer carried them). */
   private OpenFile open(Attr a, int flags) {
-    return open(a, flags, null);
+    return open(a, flags, null, false);
   }
 
-  private OpenFile open(Attr a, int flags, ReadAhead.Window first) {
+  private OpenFile open(Attr a, int flags, ReadAhead.Window first, boolean attrsChanged) {
     if (!a.isRegular()) {
       if (first != null) {
         first.drop();
@@ -830,7 +893,7 @@ public final class FileSystemClient implements AutoCloseable {
       return s;
     });
     st.quiesce(); // the kernel may drop its cached pages once the open is answered
-    OpenFile f = new OpenFile(ids.incrementAndGet(), st, flags);
+    OpenFile f = new OpenFile(ids.incrementAndGet(), st, flags, attrsChanged);
     openFiles.put(f.id(), f);
     counters.increment("open");
     return f;

@@ -42,6 +42,8 @@ final class FlowFuse extends FuseStubFS {
   private volatile Runnable onUnmount = () -> {};
   /** Where reads put the pages they read around (null until the loop starts, and for no read-around). */
   private volatile PageStore pages;
+  /** Drops the kernel's cached attributes (null until the loop starts). */
+  private volatile KernelAttrs kernelAttrs;
 
   FlowFuse(FileSystemClient fs, String name) {
     this.fs = fs;
@@ -62,8 +64,9 @@ final class FlowFuse extends FuseStubFS {
     mem.putInt(at, mem.getInt(at) | (1 << 2));
   }
 
-  void pageStore(PageStore p) {
+  void started(PageStore p, KernelAttrs attrs) {
     this.pages = fs.config().client().readAround() > 0 ? p : null;
+    this.kernelAttrs = attrs;
   }
 
   void onUnmount(Runnable r) {
@@ -271,7 +274,12 @@ final class FlowFuse extends FuseStubFS {
   @Override
   public int open(String path, FuseFileInfo fi) {
     return ops.call("open", path, () -> {
-      fi.fh.set(fs.open(path, fi.flags.get()).id());
+      OpenFile f = fs.open(path, fi.flags.get());
+      fi.fh.set(f.id());
+      KernelAttrs k = kernelAttrs;
+      if (f.attrsChanged() && k != null) {
+        k.dropForThisOpen(); // before the answer: the reader's first read must not end at the old size
+      }
       return 0;
     });
   }

@@ -92,11 +92,12 @@ public final class FuseLoop {
   }
 
   /**
-   * {@link #start(FuseOperations, List, int)}, and hands {@code onStore} the {@link PageStore} of
-   * this mount (counting in {@code counters}) before the first request is read.
+   * {@link #start(FuseOperations, List, int)}, and hands {@code onStart} the {@link PageStore}
+   * (counting in {@code counters}) and the {@link KernelAttrs} of this mount before the first
+   * request is read.
    */
   static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads,
-      org.flowfs.common.Counters counters, java.util.function.Consumer<PageStore> onStore) {
+      org.flowfs.common.Counters counters, java.util.function.BiConsumer<PageStore, KernelAttrs> onStart) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
     List<String> argv = new ArrayList<>(args);
@@ -114,10 +115,11 @@ public final class FuseLoop {
     Runtime rt = Runtime.getRuntime(lib);
     long bufsize = Math.max(lib.fuse_chan_bufsize(ch), MAX_REQUEST + HEADER_ROOM);
     InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize);
-    SetidKill kill = new SetidKill(init.libc(), rt, lib.fuse_chan_fd(ch));
-    PageStore pages = onStore == null ? null : new PageStore(init.libc(), rt, lib.fuse_chan_fd(ch), counters);
-    if (pages != null) {
-      onStore.accept(pages);
+    KernelAttrs attrs = new KernelAttrs(init.libc(), rt, lib.fuse_chan_fd(ch));
+    SetidKill kill = new SetidKill(attrs);
+    PageStore pages = onStart == null ? null : new PageStore(init.libc(), rt, lib.fuse_chan_fd(ch), counters);
+    if (onStart != null) {
+      onStart.accept(pages, attrs);
     }
     List<Thread> workers = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
@@ -174,6 +176,7 @@ public final class FuseLoop {
       } else {
         boolean clearingWrite = SetidKill.before(mem);
         PageStore.before(mem);
+        KernelAttrs.before(mem);
         lib.fuse_session_process_buf(se, buf, chp.getPointer(0));
         if (clearingWrite) {
           kill.written(mem);

@@ -1,10 +1,6 @@
 package org.flowfs.fuse;
 
-import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
-import jnr.ffi.Runtime;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The kernel's word that a write or truncate must clear the file's set-user-ID and set-group-ID
@@ -29,11 +25,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The kernel keeps the mode it cached before the write until its attribute timeout, and would
  * show (and exec with) bits that are gone: after such a write the loop tells it to drop the
- * inode's cached attributes ({@code FUSE_NOTIFY_INVAL_INODE}, attributes only). A truncate's
+ * inode's cached attributes ({@link KernelAttrs}). A truncate's
  * answer carries the new mode, so it needs none.
  */
 final class SetidKill {
-  private static final Logger LOG = LoggerFactory.getLogger(SetidKill.class);
   /** fuse_in_header: len, opcode ({@link InitChannel#IN_OPCODE}), unique, then nodeid; 40 bytes in all. */
   private static final int IN_NODEID = 16;
   private static final int IN_HEADER = 40;
@@ -46,20 +41,13 @@ final class SetidKill {
   /** fuse_write_in: fh, offset, size, then write_flags; FUSE_WRITE_KILL_SUIDGID. */
   private static final int WRITE_FLAGS = IN_HEADER + 20;
   private static final int FUSE_WRITE_KILL_SUIDGID = 1 << 2;
-  /** fuse_out_header (len, error = the notify code, unique 0) + fuse_notify_inval_inode_out. */
-  private static final int FUSE_NOTIFY_INVAL_INODE = 2;
-  private static final int NOTIFY_LENGTH = 16 + 24;
 
   private static final ThreadLocal<Boolean> REQUESTED = ThreadLocal.withInitial(() -> Boolean.FALSE);
 
-  private final InitChannel.LibC libc;
-  private final int fd;
-  private final Runtime rt;
+  private final KernelAttrs attrs;
 
-  SetidKill(InitChannel.LibC libc, Runtime rt, int fd) {
-    this.libc = libc;
-    this.rt = rt;
-    this.fd = fd;
+  SetidKill(KernelAttrs attrs) {
+    this.attrs = attrs;
   }
 
   /**
@@ -92,14 +80,6 @@ final class SetidKill {
 
   /** After the clearing write at {@code mem} was answered: drops the kernel's cached mode of its inode. */
   void written(Pointer mem) {
-    Pointer out = Memory.allocateDirect(rt, NOTIFY_LENGTH, true);
-    out.putInt(0, NOTIFY_LENGTH);
-    out.putInt(4, FUSE_NOTIFY_INVAL_INODE);
-    out.putLong(16, mem.getLong(IN_NODEID));
-    out.putLong(24, -1); // offset < 0: attributes only, the cached pages stay
-    out.putLong(32, 0);
-    if (libc.write(fd, out, NOTIFY_LENGTH) < 0) {
-      LOG.debug("invalidating the attributes of node {} failed: errno {}", mem.getLong(IN_NODEID), rt.getLastError());
-    }
+    attrs.drop(mem.getLong(IN_NODEID));
   }
 }

@@ -36,14 +36,40 @@ class FileHeadTest extends PosixSuite {
     long flushes = fs.counter("path.head.flushes");
     long writes = fs.counter("path.head.writes");
     long records = fs.counter("meta-us.SetattrReq");
-    long reads = fs.counter("path.head.reads");
+    long opens = fs.counter("meta.open");
+    long fromHead = fs.counter("read.first.head");
     long io = ioOps();
     sh(d, "head -c 10240 /dev/urandom > f; sync; echo 3 > /proc/sys/vm/drop_caches; cat f > /dev/null");
     assertEquals(1, fs.counter("path.head.flushes") - flushes, "the close sent the 10 KiB and the size in one call");
     assertEquals(writes, fs.counter("path.head.writes"), "no head write of its own");
     assertEquals(records, fs.counter("meta-us.SetattrReq"), "no size record of its own");
-    assertTrue(fs.counter("path.head.reads") > reads, "the cold read came from the head");
+    assertEquals(1, fs.counter("meta.open") - opens, "the cold read's open: one call");
+    assertEquals(1, fs.counter("read.first.head") - fromHead, "which brought the bytes with the attributes");
     assertEquals(io, ioOps(), "no I/O server moved any of its bytes");
+  }
+
+  /**
+   * The read-only open of a small file is one call that brings its attributes and its bytes
+   * (close-to-open: another client's write shows), with no head read of its own; a size past
+   * what its head holds reads as zeros.
+   */
+  @Test
+  void smallFile_readOnlyOpen_isOneCall_andSeesAnotherClientsWrite() throws Exception {
+    Path d = onMount("open");
+    sh(d, "printf abc > f; cat f > /dev/null");
+    long opens = fs.counter("meta.open");
+    long fromHead = fs.counter("read.first.head");
+    long reads = fs.counter("path.head.reads");
+    try (OtherClient other = new OtherClient(fs)) {
+      other.overwrite("/open/f", "written elsewhere".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    }
+    assertEquals("written elsewhere", sh(d, "echo 3 > /proc/sys/vm/drop_caches; cat f"));
+    assertEquals(1, fs.counter("meta.open") - opens, "one call to open");
+    assertEquals(1, fs.counter("read.first.head") - fromHead, "the bytes came with it");
+    assertEquals(reads, fs.counter("path.head.reads"), "no head read of its own");
+    Path ref = local.resolve("open.ref");
+    sh(d, "truncate -s 9000 f; printf 'written elsewhere' > " + ref + "; truncate -s 9000 " + ref);
+    sh(d, "echo 3 > /proc/sys/vm/drop_caches; cmp f " + ref);
   }
 
   /** Requests the I/O servers served that move or sync file data. */

@@ -376,16 +376,48 @@ class PosixFileIoTest extends PosixSuite {
     assertArrayEquals(expect, Files.readAllBytes(f));
   }
 
+  /** Opens that read a small file's first bytes with it: from the I/O servers, or with its attributes from its head. */
+  private long firstReads() {
+    return fs.client().counters().get("read.first") + fs.client().counters().get("read.first.head");
+  }
+
+  /**
+   * Close-to-open after the kernel forgot the inode (its caches dropped, as under memory
+   * pressure): the lookup that brings it back is answered from this client's caches, with the
+   * old size, and the open, which finds the new one, must make the kernel drop that, or every
+   * read ends at the old size.
+   */
+  @Test
+  void anotherClientsWrite_showsAtTheNextOpen_afterTheKernelForgotTheInode() throws Exception {
+    assumeRoot(); // drop_caches
+    Path d = onMount("cto-evicted");
+    byte[] before = new byte[100_000]; // past what an open reads first: the attributes alone
+    new Random(7).nextBytes(before);
+    Files.write(d.resolve("big"), before);
+    Files.writeString(d.resolve("small"), "abc");
+    assertArrayEquals(before, Files.readAllBytes(d.resolve("big")));
+    assertEquals("abc", Files.readString(d.resolve("small")));
+    byte[] after = new byte[150_000];
+    new Random(8).nextBytes(after);
+    try (OtherClient other = new OtherClient(fs)) {
+      other.overwrite("/cto-evicted/big", after);
+      other.overwrite("/cto-evicted/small", "written elsewhere".getBytes(StandardCharsets.US_ASCII));
+    }
+    sh(d, "sync; echo 3 > /proc/sys/vm/drop_caches");
+    assertArrayEquals(after, Files.readAllBytes(d.resolve("big")));
+    assertEquals("written elsewhere", sh(d, "cat small"));
+  }
+
   @Test
   void smallFile_rewrittenByAnotherClient_showsTheNewBytesAtTheNextOpen() throws Exception {
     Path f = onMount("cto").resolve("f");
     Files.writeString(f, "old\n");
     assertEquals("old\n", Files.readString(f));
-    long first = fs.client().counters().get("read.first");
+    long first = firstReads();
     try (OtherClient other = new OtherClient(fs)) {
       other.overwrite("/cto/f", "new and longer\n".getBytes(StandardCharsets.US_ASCII));
       assertEquals("new and longer\n", Files.readString(f));
-      assertTrue(fs.client().counters().get("read.first") > first, "the open read the first bytes");
+      assertTrue(firstReads() > first, "the open read the first bytes");
       byte[] big = new byte[70_000]; // past what an open reads first, and over both I/O servers
       new Random(3).nextBytes(big);
       other.overwrite("/cto/f", big);

@@ -289,6 +289,27 @@ public sealed interface MetaOp extends Message {
     }
   }
 
+  /**
+   * What a close-to-open open of a small file needs, in one call: the object's attributes now and,
+   * for a regular file with a head, the first {@code min(headLength, size)} bytes of it (fewer past
+   * what was written there: the rest of the size reads as zeros, as from {@link HeadReadReq}).
+   * {@code headLength} 0 asks for the attributes only; it is at most {@link
+   * org.flowfs.common.Layout#MAX_HEAD}.
+   */
+  @Wire(149)
+  record OpenReq(Handle handle, int headLength) implements MetaOp, Req<OpenResp> {
+    public OpenReq {
+      Objects.requireNonNull(handle, "handle");
+      if (headLength < 0 || headLength > org.flowfs.common.Layout.MAX_HEAD) {
+        throw new IllegalArgumentException("head length " + headLength);
+      }
+    }
+  }
+
+  /** The attributes of an {@link OpenReq}'s object and its head's first bytes (none if it has no head). */
+  @Wire(150)
+  record OpenResp(Attr attr, ByteBuf payload) implements MetaOp, HasPayload {}
+
   // ---- fsck (flowfs fsck): read-only unless repairing ------------------------------------------
 
   /** The most problems one {@link FsckNamespaceResp} lists (it counts them all). */
