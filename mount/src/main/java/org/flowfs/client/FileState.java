@@ -6,6 +6,7 @@ import java.time.Duration;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
 
 /**
  * What this client knows of one regular file while it is open: its layout, its size as this
@@ -28,6 +29,14 @@ final class FileState {
    * holds then), and until it does this client shows them cleared.
    */
   private boolean killSetid;
+  /**
+   * Made by this client's create, and nothing of it recorded since: no other client has seen
+   * more of it than an empty file. Until the first recording, changes of its mode, owner and times
+   * wait here ({@link #defer}) and go with the size, in one change with the bytes.
+   */
+  private boolean created;
+  /** Attribute changes waiting for the next recording (null: none); see {@link #defer}. */
+  private DeferredAttrs deferred;
   private int opens;
   /** Opens of this client that may write (a shared writable mapping needs one): no read-around then. */
   private int writableOpens;
@@ -128,6 +137,7 @@ final class FileState {
 
   synchronized void write(long offset, ByteBuf src, long nowNs, boolean killsSetid) {
     reads.invalidate();
+    dropDeferredMtime();
     killSetid |= killsSetid;
     int len = src.readableBytes();
     writes.write(offset, src);
@@ -268,9 +278,38 @@ final class FileState {
     }
   }
 
-  /** The size and mtime to record now, or null if they are recorded. */
+  /** The size and mtime to record now, and the attribute changes deferred, or null if all are recorded. */
   synchronized Recording pendingRecording() {
-    return unrecorded ? new Recording(size, mtimeNs, killSetid) : null;
+    return unrecorded || deferred != null ? new Recording(size, mtimeNs, killSetid, deferred) : null;
+  }
+
+  /** The file was made by this client's create, with this open (see {@link #created}). */
+  synchronized void created() {
+    created = opens == 1 && !unrecorded;
+  }
+
+  /**
+   * Defers a change of mode, owner or times (a {@code SetattrReq} mask of MODE, UID, GID, ATIME,
+   * MTIME and KILL_SUID; times in ns) to the next recording, if the file was made by this client
+   * and nothing of it is recorded yet; false if the change must go now. Never a change that
+   * involves set-ID bits (their clearing by a chown or write depends on the order of changes, which
+   * only the metadata server applies), nor a time the server's clock sets.
+   */
+  synchronized boolean defer(Attr shown, int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
+    int allowed = SetattrReq.MODE | SetattrReq.UID | SetattrReq.GID | SetattrReq.ATIME | SetattrReq.MTIME | SetattrReq.KILL_SUID;
+    if (!created || (mask & ~allowed) != 0 || (shown.mode() & (Attr.S_ISUID | Attr.S_ISGID)) != 0
+        || ((mask & SetattrReq.MODE) != 0 && (mode & (Attr.S_ISUID | Attr.S_ISGID)) != 0)) {
+      return false;
+    }
+    deferred = (deferred == null ? DeferredAttrs.NONE : deferred).and(mask, mode, uid, gid, atimeNs, mtimeNs);
+    return true;
+  }
+
+  /** A write after a deferred mtime moves the mtime again: the write's own is recorded. */
+  private void dropDeferredMtime() {
+    if (deferred != null && (deferred.mask() & SetattrReq.MTIME) != 0) {
+      deferred = deferred.without(SetattrReq.MTIME);
+    }
   }
 
   /**
@@ -293,15 +332,20 @@ final class FileState {
   }
 
   synchronized void recorded(Recording r) {
-    if (r.equals(new Recording(size, mtimeNs, killSetid))) {
+    created = false; // other clients may see it now
+    if (r.equals(new Recording(size, mtimeNs, killSetid, deferred))) {
       unrecorded = false;
       killSetid = false;
+      deferred = null;
+    } else if (r.deferred() != null && r.deferred().equals(deferred)) {
+      deferred = null;
     }
   }
 
   /** The file grew to at least {@code newSize} by a write that bypassed write-behind. */
   synchronized void grew(long newSize, long nowNs) {
     reads.invalidate();
+    dropDeferredMtime();
     if (newSize > size) {
       size = newSize;
     }
@@ -317,17 +361,21 @@ final class FileState {
   }
 
   synchronized Attr overlay(Attr a) {
-    if (!unrecorded && a.size() == size) {
+    if (!unrecorded && deferred == null && a.size() == size) {
       return a;
     }
     Attr o = a.withSizeAndTimes(size, Math.max(a.mtimeNs(), mtimeNs), Math.max(a.ctimeNs(), mtimeNs));
-    return killSetid ? o.withMode(Attr.withoutSetid(o.mode())) : o;
+    o = killSetid ? o.withMode(Attr.withoutSetid(o.mode())) : o;
+    return deferred == null ? o : deferred.appliedTo(o);
   }
 
   synchronized long size() {
     return size;
   }
 
-  /** A size and mtime to record on the metadata server, and whether to clear set-ID bits. */
-  record Recording(long size, long mtimeNs, boolean killSetid) {}
+  /**
+   * A size and mtime to record on the metadata server, whether to clear set-ID bits, and the
+   * deferred attribute changes that go with them (null: none).
+   */
+  record Recording(long size, long mtimeNs, boolean killSetid, DeferredAttrs deferred) {}
 }

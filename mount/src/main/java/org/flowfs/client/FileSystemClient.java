@@ -428,7 +428,26 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   public Attr chmod(String path, int mode) {
-    return setattr(resolve(path), SetattrReq.MODE, mode & Attr.PERM_MASK, 0, 0, 0, 0, 0);
+    Handle h = resolve(path);
+    Attr later = deferred(h, SetattrReq.MODE, mode & Attr.PERM_MASK, 0, 0, 0, 0);
+    return later != null ? later : setattr(h, SetattrReq.MODE, mode & Attr.PERM_MASK, 0, 0, 0, 0, 0);
+  }
+
+  /**
+   * Defers a change of the attributes of {@code h} to the recording of its size, when the file is
+   * one this client made and has recorded nothing of yet ({@link FileState#defer}): that file
+   * becomes visible to other clients with its bytes, size, mode, owner and times in one change, at
+   * its close (or flush, fsync, truncate), one call in all. {@code tar -x} sets the times, owner
+   * and mode of every file it writes before closing it. Returns the attributes this client shows
+   * now, or null if the change must go to the metadata server now.
+   */
+  private Attr deferred(Handle h, int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
+    FileState st = states.get(h);
+    if (st == null || !st.defer(getattr(h), mask, mode, uid, gid, atimeNs, mtimeNs)) {
+      return null;
+    }
+    counters.increment("setattr.deferred");
+    return getattr(h);
   }
 
   /**
@@ -441,7 +460,8 @@ public final class FileSystemClient implements AutoCloseable {
     if (mask == 0) {
       return fresh(h);
     }
-    return setattr(h, mask | SetattrReq.KILL_SUID, 0, Math.max(uid, 0), Math.max(gid, 0), 0, 0, 0);
+    Attr later = deferred(h, mask | SetattrReq.KILL_SUID, 0, Math.max(uid, 0), Math.max(gid, 0), 0, 0);
+    return later != null ? later : setattr(h, mask | SetattrReq.KILL_SUID, 0, Math.max(uid, 0), Math.max(gid, 0), 0, 0, 0);
   }
 
   /** Clears set-user-ID, and set-group-ID with group execute, unless a directory. */
@@ -473,6 +493,10 @@ public final class FileSystemClient implements AutoCloseable {
     }
     long atime = (mask & SetattrReq.ATIME) != 0 ? atimeNs : 0;
     long mtime = (mask & SetattrReq.MTIME) != 0 ? mtimeNs : 0;
+    Attr later = deferred(h, mask, 0, 0, 0, atime, mtime);
+    if (later != null) {
+      return later;
+    }
     FileState st = states.get(h);
     if (st != null) {
       // what this client's buffered writes changed is recorded in the same change as the times:
@@ -634,7 +658,9 @@ public final class FileSystemClient implements AutoCloseable {
     Handle p = parentOf(s);
     counters.increment("meta.create");
     try {
-      return open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers), true), flags);
+      OpenFile f = open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers), true), flags);
+      f.state().created();
+      return f;
     } catch (FsException e) {
       if (e.errno() != Errno.EEXIST || (flags & O_EXCL) != 0) {
         throw e;
@@ -1171,15 +1197,13 @@ public final class FileSystemClient implements AutoCloseable {
     return last;
   }
 
-  /** The change recording {@code r}, with {@code times}; the writes' mtime unless it sets one. */
+  /**
+   * The change recording {@code r}, with its deferred attribute changes and {@code times}; the
+   * writes' mtime unless a time set replaces it.
+   */
   private static SetattrReq record(Handle h, FileState.Recording r, int times, long atimeNs, long mtimeNs) {
-    int mask = SetattrReq.SIZE_GROW | times | (r.killSetid() ? SetattrReq.KILL_SUID : 0);
-    long mtime = mtimeNs;
-    if ((times & (SetattrReq.MTIME | SetattrReq.MTIME_NOW)) == 0) {
-      mask |= SetattrReq.MTIME;
-      mtime = r.mtimeNs();
-    }
-    return new SetattrReq(h, mask, 0, 0, 0, r.size(), atimeNs, mtime);
+    DeferredAttrs d = r.deferred() != null ? r.deferred() : DeferredAttrs.NONE;
+    return d.record(h, r.size(), r.killSetid(), times, atimeNs, mtimeNs, r.mtimeNs());
   }
 
   /** {@link #flush} and make the data durable on every I/O server of the file. */

@@ -17,6 +17,7 @@ import org.flowfs.common.DistSpec;
 import org.flowfs.common.FileType;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.common.wire.LeakCheck;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -129,7 +130,7 @@ class FileStateTest {
     assertNull(f.flushWrites(), "nothing written: nothing to record");
     write(f, 0, new byte[300], 7000);
     FileState.Recording r = f.flushWrites();
-    assertEquals(new FileState.Recording(300, 7000, false), r);
+    assertEquals(new FileState.Recording(300, 7000, false, null), r);
     Attr stale = attr(0, 1000);
     Attr shown = f.overlay(stale);
     assertEquals(300, shown.size());
@@ -156,13 +157,71 @@ class FileStateTest {
     }
     assertEquals(0775, f.overlay(setid).mode(), "set-user-ID, and set-group-ID with group execute");
     FileState.Recording r = f.flushWrites();
-    assertEquals(new FileState.Recording(20, 3000, true), r);
+    assertEquals(new FileState.Recording(20, 3000, true, null), r);
     f.recorded(byRoot);
     assertEquals(r, f.pendingRecording(), "an older recording leaves the clearing pending");
     f.recorded(r);
     assertNull(f.pendingRecording());
     Attr cleared = setid.withMode(0775).withSizeAndTimes(20, 3000, 3000);
     assertSame(cleared, f.overlay(cleared));
+  }
+
+  @Test
+  void newFile_defersModeOwnerAndTimes_toTheRecordingOfItsSize() {
+    FileState f = open(0);
+    f.created();
+    Attr base = attr(0, 1000);
+    write(f, 0, new byte[100], 2000);
+    assertTrue(f.defer(f.overlay(base), SetattrReq.MTIME, 0, 0, 0, 0, 500), "tar's futimens");
+    assertTrue(f.defer(f.overlay(base), SetattrReq.UID | SetattrReq.GID | SetattrReq.KILL_SUID, 0, 7, 8, 0, 0));
+    assertTrue(f.defer(f.overlay(base), SetattrReq.MODE, 0600, 0, 0, 0, 0));
+    Attr shown = f.overlay(base);
+    assertEquals(0600, shown.mode());
+    assertEquals(7, shown.uid());
+    assertEquals(8, shown.gid());
+    assertEquals(500, shown.mtimeNs(), "the time set after the write");
+    assertEquals(100, shown.size());
+    FileState.Recording r = f.flushWrites();
+    SetattrReq q = r.deferred().record(f.handle, r.size(), r.killSetid(), 0, 0, 0, r.mtimeNs());
+    assertEquals(SetattrReq.SIZE_GROW | SetattrReq.MTIME | SetattrReq.MODE | SetattrReq.UID | SetattrReq.GID
+        | SetattrReq.KILL_SUID, q.mask());
+    assertEquals(0600, q.mode());
+    assertEquals(7, q.uid());
+    assertEquals(500, q.mtimeNs());
+    assertEquals(100, q.size());
+    f.recorded(r);
+    assertNull(f.pendingRecording(), "all recorded in one change");
+    assertFalse(f.defer(f.overlay(base), SetattrReq.MODE, 0644, 0, 0, 0, 0), "once recorded, changes go at once");
+  }
+
+  @Test
+  void deferredMtime_aWriteAfterItMovesItAgain() {
+    FileState f = open(0);
+    f.created();
+    write(f, 0, new byte[10], 2000);
+    assertTrue(f.defer(attr(10, 2000), SetattrReq.MTIME | SetattrReq.ATIME, 0, 0, 0, 300, 500));
+    write(f, 10, new byte[10], 3000);
+    FileState.Recording r = f.flushWrites();
+    SetattrReq q = r.deferred().record(f.handle, r.size(), false, 0, 0, 0, r.mtimeNs());
+    assertEquals(3000, q.mtimeNs(), "the later write's");
+    assertEquals(300, q.atimeNs(), "the atime set stays");
+  }
+
+  @Test
+  void notDeferred_filesNotMadeHere_setIdBits_serverTimes_emptyOrRecorded() {
+    FileState f = open(0);
+    assertFalse(f.defer(attr(0, 1000), SetattrReq.MODE, 0600, 0, 0, 0, 0), "not made by this client");
+    FileState g = open(0);
+    g.created();
+    assertFalse(g.defer(attr(0, 1000), SetattrReq.MODE, 04755, 0, 0, 0, 0), "a set-ID mode");
+    assertFalse(g.defer(attr(0, 1000).withMode(02755), SetattrReq.UID, 0, 5, 0, 0, 0), "a chown of a set-ID file");
+    assertFalse(g.defer(attr(0, 1000), SetattrReq.MTIME_NOW, 0, 0, 0, 0, 0), "the server's clock");
+    assertFalse(g.defer(attr(0, 1000), SetattrReq.SIZE, 0, 0, 0, 0, 0), "a truncate");
+    assertTrue(g.defer(attr(0, 1000), SetattrReq.MODE, 0640, 0, 0, 0, 0), "an empty new file too: its close records it");
+    FileState.Recording r = g.pendingRecording();
+    assertEquals(0640, r.deferred().mode());
+    g.recorded(r);
+    assertNull(g.pendingRecording());
   }
 
   @Test

@@ -71,6 +71,16 @@ final class OtherClient implements AutoCloseable {
     }
   }
 
+  /** The attributes of {@code path} as the metadata server has them now. */
+  org.flowfs.common.Attr stat(String path) {
+    OpenFile f = client.open(path, 0);
+    try {
+      return client.getattr(f);
+    } finally {
+      client.release(f);
+    }
+  }
+
   void rename(String from, String to) {
     client.rename(from, to, 0);
   }

@@ -102,8 +102,10 @@ class PosixAttributesTest extends PosixSuite {
     Path f = d.resolve("f");
     Path g = d.resolve("g");
     long merged = fs.client().counters().get("utimens.with-writes");
-    try (FileChannel a = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        FileChannel b = FileChannel.open(g, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+    Files.createFile(f); // made and closed: the opens below do not make them (see DeferredAttrsTest for those)
+    Files.createFile(g);
+    try (FileChannel a = FileChannel.open(f, StandardOpenOption.WRITE);
+        FileChannel b = FileChannel.open(g, StandardOpenOption.WRITE)) {
       a.write(ByteBuffer.wrap(new byte[5000]));
       b.write(ByteBuffer.wrap(new byte[7000]));
       long written = System.currentTimeMillis();
