@@ -305,6 +305,11 @@ final class FileState {
     return true;
   }
 
+  /** Whether attribute changes wait for the next recording. */
+  synchronized boolean hasDeferred() {
+    return deferred != null;
+  }
+
   /** A write after a deferred mtime moves the mtime again: the write's own is recorded. */
   private void dropDeferredMtime() {
     if (deferred != null && (deferred.mask() & SetattrReq.MTIME) != 0) {

@@ -443,7 +443,13 @@ public final class FileSystemClient implements AutoCloseable {
    */
   private Attr deferred(Handle h, int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
     FileState st = states.get(h);
-    if (st == null || !st.defer(getattr(h), mask, mode, uid, gid, atimeNs, mtimeNs)) {
+    if (st == null) {
+      return null;
+    }
+    if (!st.defer(getattr(h), mask, mode, uid, gid, atimeNs, mtimeNs)) {
+      if (st.hasDeferred()) {
+        flush(st); // the changes deferred before go first, as they came first
+      }
       return null;
     }
     counters.increment("setattr.deferred");

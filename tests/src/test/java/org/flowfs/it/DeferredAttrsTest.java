@@ -62,4 +62,22 @@ class DeferredAttrsTest extends PosixSuite {
       assertEquals(1, other.stat("/existing/g").size());
     }
   }
+
+  /**
+   * A change that cannot wait (a set-ID mode) comes after the deferred ones, as it came after
+   * them: a chown that waited must not clear the set-user-ID bit of a later chmod.
+   */
+  @Test
+  void aChangeThatCannotWait_followsTheDeferredOnes() throws Exception {
+    assumeRoot();
+    Path d = onMount("order");
+    sh(d, "python3 -c \"import os; fd = os.open('f', os.O_CREAT | os.O_WRONLY, 0o644); os.write(fd, b'x');"
+        + " os.fchown(fd, " + ALICE + ", " + STAFF + "); os.fchmod(fd, 0o4755); os.close(fd)\"");
+    assertEquals("4755 " + ALICE + " " + STAFF + " 1\n", sh(d, "stat -c '%a %u %g %s' f"));
+    try (OtherClient other = new OtherClient(fs)) {
+      Attr a = other.stat("/order/f");
+      assertEquals(04755, a.mode(), "the chown went first, then the chmod");
+      assertEquals(ALICE, a.uid());
+    }
+  }
 }
