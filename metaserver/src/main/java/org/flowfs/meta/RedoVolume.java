@@ -35,10 +35,17 @@ import org.mapdb.volume.Volume;
  * in about one kill of thirty.
  *
  * <p><b>How: a redo log with checkpoints.</b> Writes between two syncs are kept in memory as whole
- * {@value #PAGE}-byte pages. A sync appends them as one record to the redo log beside the store
- * ({@code <file>.redo}: magic, log generation, sequence number, page count, pages with their
- * offsets, CRC-32C, end marker) and keeps them in memory as logged pages (reads see them); the
- * store file is not touched. A checkpoint forces the log, writes every logged page in place,
+ * {@value #PAGE}-byte pages, each with a mask of its {@value #BLOCK}-byte blocks whose bytes the
+ * writes changed. A sync appends the changed blocks as one record to the redo log beside the store
+ * ({@code <file>.redo}: magic, log generation, sequence number, page count, record length, then
+ * per page its offset, its block mask and the bytes of those blocks, CRC-32C, end marker) and
+ * keeps the pages in memory as logged pages (reads see them); the store file is not touched. A
+ * metadata operation changes a few dozen bytes in each of about ten pages (a B-tree node, index
+ * words, MapDB's header): whole pages made a record of ~44 KiB per operation, the changed blocks
+ * one of a few KiB. Replaying a block writes its bytes as of that sync, so replaying the records
+ * in order over the store file as the last checkpoint left it, or over any page a later
+ * checkpoint wrote in place, gives the same bytes: replay is idempotent. (Records of whole pages,
+ * as an older version wrote them, still replay.) A checkpoint forces the log, writes every logged page in place,
  * forces the store file, and starts a new, empty log generation. Opening the volume replays the
  * records of the log's generation in sequence up to the first torn, damaged or out-of-sequence
  * one: the store then holds the state after the last record that reached the disk.
@@ -76,14 +83,23 @@ final class RedoVolume extends Volume {
   /** Slots of the clean-page cache: 32 MiB of pages at most. */
   static final int CLEAN_SLOTS = 8192;
 
-  /** The unit of buffering and of the redo log. */
+  /** The unit of buffering. */
   static final int PAGE = 4096;
+  /** The unit of the redo log: a page's changed blocks are logged, 64 per page, one bit each. */
+  static final int BLOCK = 64;
   /** The store file grows in steps of this, as MapDB's own file volume does. */
   private static final long GROW = 1 << 20;
+  /** A record of whole pages (the format of older versions; replayed, no longer written). */
   static final long MAGIC = 0x466c_6f77_5265_646fL; // "FlowRedo"
+  /** A record of changed blocks. */
+  static final long MAGIC_BLOCKS = 0x466c_6f77_426c_6b73L; // "FlowBlks"
   static final long END = 0x5265_646f_456e_6421L; // "RedoEnd!"
-  /** magic, generation, sequence number, page count. */
+  /** magic, generation, sequence number, page count (a record of whole pages). */
   static final int HEADER = 8 + 8 + 8 + 4;
+  /** magic, generation, sequence number, page count, record length (a record of changed blocks). */
+  static final int HEADER_BLOCKS = HEADER + 4;
+  /** Per page of a record of changed blocks: its offset and its block mask. */
+  static final int PAGE_ENTRY = 8 + 8;
   static final int TRAILER = 8 + 8;
   /** Checkpoint early when this many pages wait in memory, or the log grows past {@link #MAX_LOG}. */
   static final int MAX_LOGGED_PAGES = 16384;
@@ -102,7 +118,17 @@ final class RedoVolume extends Volume {
   /** What the periodic checkpoint runs through (see {@link #checkpointsThrough}). */
   private volatile Consumer<Runnable> gate = Runnable::run;
   /** Page number to its new content, written since the last sync; guarded by lock. */
-  private final Map<Long, byte[]> dirty = new HashMap<>();
+  private final Map<Long, Dirty> dirty = new HashMap<>();
+
+  /** A page written since the last sync, and which of its blocks the writes changed. */
+  private static final class Dirty {
+    final byte[] data;
+    long blocks;
+
+    Dirty(byte[] data) {
+      this.data = data;
+    }
+  }
   /** Pages synced (in the log) but not yet written in place; guarded by lock. */
   private final Map<Long, byte[]> logged = new HashMap<>();
 
@@ -208,10 +234,10 @@ final class RedoVolume extends Volume {
    * sequence, up to the first torn, damaged or out-of-sequence one; then empties the log.
    */
   private static void recover(FileChannel store, FileChannel log) throws IOException {
-    List<List<Page>> records = parse(log);
-    for (List<Page> pages : records) {
-      for (Page p : pages) {
-        writeFully(store, ByteBuffer.wrap(p.data), p.offset);
+    List<List<Edit>> records = parse(log);
+    for (List<Edit> edits : records) {
+      for (Edit e : edits) {
+        writeFully(store, ByteBuffer.wrap(e.data), e.offset);
       }
     }
     if (!records.isEmpty()) {
@@ -221,18 +247,23 @@ final class RedoVolume extends Volume {
     log.force(true);
   }
 
-  /** The intact records of the log, in order (see {@link #recover}). */
-  static List<List<Page>> parse(FileChannel log) throws IOException {
-    List<List<Page>> records = new ArrayList<>();
+  /**
+   * The intact records of the log, in order (see {@link #recover}), each as the bytes it puts at
+   * which offsets: a whole page per page of a record of pages, a run of changed blocks of a page
+   * per run of a record of blocks.
+   */
+  static List<List<Edit>> parse(FileChannel log) throws IOException {
+    List<List<Edit>> records = new ArrayList<>();
     long fileSize = log.size();
     long at = 0;
     long gen = 0;
     long expect = 0;
-    while (at + HEADER + TRAILER <= fileSize) {
-      ByteBuffer head = ByteBuffer.allocate(HEADER);
+    while (at + HEADER_BLOCKS + TRAILER <= fileSize) {
+      ByteBuffer head = ByteBuffer.allocate(HEADER_BLOCKS);
       readFully(log, head, at);
       head.flip();
-      if (head.getLong() != MAGIC) {
+      long magic = head.getLong();
+      if (magic != MAGIC && magic != MAGIC_BLOCKS) {
         break;
       }
       long g = head.getLong();
@@ -241,27 +272,21 @@ final class RedoVolume extends Volume {
       if (!records.isEmpty() && (g != gen || sq != expect)) {
         break; // a record of an older generation, left behind a shorter newer one
       }
-      long length = (long) HEADER + (long) count * (8 + PAGE) + TRAILER;
-      if (count < 0 || at + length > fileSize || length > Integer.MAX_VALUE) {
+      long length = magic == MAGIC ? (long) HEADER + (long) count * (8 + PAGE) + TRAILER : head.getInt();
+      if (count < 0 || length < HEADER_BLOCKS + TRAILER || at + length > fileSize || length > Integer.MAX_VALUE) {
         break;
       }
       ByteBuffer b = ByteBuffer.allocate((int) length);
       readFully(log, b, at);
       b.flip();
-      b.position(HEADER);
       CRC32C crc = new CRC32C();
       crc.update(b.array(), 0, (int) length - TRAILER);
-      List<Page> pages = new ArrayList<>(count);
-      for (int i = 0; i < count; i++) {
-        long offset = b.getLong();
-        byte[] data = new byte[PAGE];
-        b.get(data);
-        pages.add(new Page(offset, data));
-      }
-      if (b.getLong() != crc.getValue() || b.getLong() != END) {
+      b.position(magic == MAGIC ? HEADER : HEADER_BLOCKS);
+      List<Edit> edits = magic == MAGIC ? pages(b, count) : blocks(b, count, (int) length - TRAILER);
+      if (edits == null || b.position() != length - TRAILER || b.getLong() != crc.getValue() || b.getLong() != END) {
         break;
       }
-      records.add(pages);
+      records.add(edits);
       gen = g;
       expect = sq + 1;
       at += length;
@@ -269,7 +294,44 @@ final class RedoVolume extends Volume {
     return records;
   }
 
-  record Page(long offset, byte[] data) {}
+  /** The pages of a record of whole pages. */
+  private static List<Edit> pages(ByteBuffer b, int count) {
+    List<Edit> edits = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      long offset = b.getLong();
+      byte[] data = new byte[PAGE];
+      b.get(data);
+      edits.add(new Edit(offset, data));
+    }
+    return edits;
+  }
+
+  /** The runs of changed blocks of a record of blocks, or null if its entries overrun {@code end}. */
+  private static List<Edit> blocks(ByteBuffer b, int count, int end) {
+    List<Edit> edits = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      if (b.position() + PAGE_ENTRY > end) {
+        return null;
+      }
+      long offset = b.getLong();
+      long mask = b.getLong();
+      if (b.position() + (long) Long.bitCount(mask) * BLOCK > end) {
+        return null;
+      }
+      while (mask != 0) {
+        int first = Long.numberOfTrailingZeros(mask);
+        int run = Long.numberOfTrailingZeros(~(mask >>> first)); // set bits from first on
+        byte[] data = new byte[run * BLOCK];
+        b.get(data);
+        edits.add(new Edit(offset + (long) first * BLOCK, data));
+        mask &= run == 64 ? 0 : ~(((1L << run) - 1) << first);
+      }
+    }
+    return edits;
+  }
+
+  /** Bytes a record puts at {@code offset} of the store file. */
+  record Edit(long offset, byte[] data) {}
 
   // ---- writes: buffered until sync --------------------------------------------------------------
 
@@ -283,9 +345,7 @@ final class RedoVolume extends Volume {
         long at = offset + done;
         int inPage = (int) (at % PAGE);
         int n = Math.min(srcSize - done, PAGE - inPage);
-        if (!unchanged(at / PAGE, inPage, src, srcPos + done, n)) {
-          System.arraycopy(src, srcPos + done, page(at / PAGE), inPage, n);
-        }
+        write(at / PAGE, inPage, src, srcPos + done, n);
         done += n;
       }
     } finally {
@@ -294,16 +354,43 @@ final class RedoVolume extends Volume {
   }
 
   /**
-   * True when a clean page already holds these bytes there: writing them would only make the page
-   * dirty and log it again. MapDB rewrites its whole 32 KiB header at every commit, of which a
-   * commit changes a few words; so most header pages stay out of the record. Lock held.
+   * Writes {@code n} bytes of {@code src} at {@code inPage} of page {@code pageNo}, marking the
+   * blocks whose bytes change. Bytes that are already there change nothing and mark nothing: MapDB
+   * rewrites its whole 32 KiB header at every commit, of which a commit changes a few words. Lock
+   * held.
    */
-  private boolean unchanged(long pageNo, int inPage, byte[] src, int from, int n) {
-    if (dirty.containsKey(pageNo)) {
-      return false; // copying is as cheap as comparing, and the page is logged anyway
+  private void write(long pageNo, int inPage, byte[] src, int from, int n) {
+    Dirty d = dirty.get(pageNo);
+    long changed = changedBlocks(d != null ? d.data : current(pageNo), inPage, src, from, n);
+    if (changed == 0) {
+      return;
     }
+    if (d == null) {
+      d = new Dirty(current(pageNo).clone()); // the logged copy stays as its record has it, for the checkpoint
+      dirty.put(pageNo, d);
+    }
+    System.arraycopy(src, from, d.data, inPage, n);
+    d.blocks |= changed;
+  }
+
+  /** The blocks of {@code page} where {@code n} bytes of {@code src} at {@code inPage} differ from what it holds. */
+  private static long changedBlocks(byte[] page, int inPage, byte[] src, int from, int n) {
+    long mask = 0;
+    int end = inPage + n;
+    for (int block = inPage / BLOCK; block * BLOCK < end; block++) {
+      int lo = Math.max(inPage, block * BLOCK);
+      int hi = Math.min(end, (block + 1) * BLOCK);
+      if (java.util.Arrays.mismatch(page, lo, hi, src, from + lo - inPage, from + hi - inPage) >= 0) {
+        mask |= 1L << block;
+      }
+    }
+    return mask;
+  }
+
+  /** Page {@code pageNo} as of the last sync: logged, else as the store file holds it. Lock held. */
+  private byte[] current(long pageNo) {
     byte[] l = logged.get(pageNo);
-    return l != null && java.util.Arrays.equals(l, inPage, inPage + n, src, from, from + n);
+    return l != null ? l : cleanPage(pageNo);
   }
 
   @Override
@@ -338,7 +425,7 @@ final class RedoVolume extends Volume {
         int inPage = (int) (at % PAGE);
         int n = (int) Math.min(endOffset - at, PAGE - inPage);
         if (dirty.containsKey(pageNo) || logged.containsKey(pageNo) || pageNo * PAGE < dataEnd) { // else zeros already
-          java.util.Arrays.fill(page(pageNo), inPage, inPage + n, (byte) 0);
+          write(pageNo, inPage, ZEROS, 0, n);
         }
         at += n;
       }
@@ -347,20 +434,7 @@ final class RedoVolume extends Volume {
     }
   }
 
-  /** The buffered copy of page {@code pageNo}: from the logged pages or the file the first time. Lock held. */
-  private byte[] page(long pageNo) {
-    byte[] p = dirty.get(pageNo);
-    if (p == null) {
-      byte[] l = logged.get(pageNo);
-      if (l != null) {
-        p = l.clone(); // the logged copy stays as its record has it, for the checkpoint
-      } else {
-        p = cleanPage(pageNo).clone();
-      }
-      dirty.put(pageNo, p);
-    }
-    return p;
-  }
+  private static final byte[] ZEROS = new byte[PAGE];
 
   @Override
   public void ensureAvailable(long offset) {
@@ -433,25 +507,38 @@ final class RedoVolume extends Volume {
     this.gate = gate;
   }
 
-  /** Appends the dirty pages as the next record of the log and moves them to the logged pages. Lock held. */
+  /**
+   * Appends the changed blocks of the dirty pages as the next record of the log and moves the
+   * pages to the logged pages. Lock held.
+   */
   private void appendRecord() throws IOException {
-    List<Map.Entry<Long, byte[]>> pages = new ArrayList<>(dirty.entrySet());
+    List<Map.Entry<Long, Dirty>> pages = new ArrayList<>(dirty.entrySet());
     pages.sort(Map.Entry.comparingByKey());
-    ByteBuffer b = recordBuffer(HEADER + pages.size() * (8 + PAGE) + TRAILER);
-    b.putLong(MAGIC).putLong(generation).putLong(seq).putInt(pages.size());
-    for (Map.Entry<Long, byte[]> p : pages) {
-      b.putLong(p.getKey() * PAGE).put(p.getValue());
+    int length = HEADER_BLOCKS + TRAILER;
+    for (Map.Entry<Long, Dirty> p : pages) {
+      length += PAGE_ENTRY + Long.bitCount(p.getValue().blocks) * BLOCK;
+    }
+    ByteBuffer b = recordBuffer(length);
+    b.putLong(MAGIC_BLOCKS).putLong(generation).putLong(seq).putInt(pages.size()).putInt(length);
+    for (Map.Entry<Long, Dirty> p : pages) {
+      Dirty d = p.getValue();
+      b.putLong(p.getKey() * PAGE).putLong(d.blocks);
+      for (long m = d.blocks; m != 0; m &= m - 1) {
+        b.put(d.data, Long.numberOfTrailingZeros(m) * BLOCK, BLOCK);
+      }
     }
     CRC32C crc = new CRC32C();
     crc.update(b.duplicate().flip());
     b.putLong(crc.getValue()).putLong(END).flip();
-    int length = b.remaining();
     writeFully(redo, b, logEnd);
     logEnd += length;
     seq++;
-    logged.putAll(dirty);
+    for (Map.Entry<Long, Dirty> p : pages) {
+      logged.put(p.getKey(), p.getValue().data);
+    }
     dirty.clear();
-    nearlyFull = logged.size() + COMMIT_PAGES > MAX_LOGGED_PAGES || logEnd + COMMIT_PAGES * (8L + PAGE) > MAX_LOG;
+    nearlyFull = logged.size() + COMMIT_PAGES > MAX_LOGGED_PAGES
+        || logEnd + COMMIT_PAGES * (long) (PAGE_ENTRY + PAGE) > MAX_LOG;
   }
 
   /**
@@ -613,7 +700,8 @@ final class RedoVolume extends Volume {
         long at = offset + done;
         int inPage = (int) (at % PAGE);
         int n = Math.min(dstSize - done, PAGE - inPage);
-        byte[] p = dirty.get(at / PAGE);
+        Dirty d = dirty.get(at / PAGE);
+        byte[] p = d != null ? d.data : null;
         if (p == null) {
           p = logged.get(at / PAGE);
         }

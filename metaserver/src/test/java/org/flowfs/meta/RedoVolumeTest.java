@@ -114,18 +114,85 @@ class RedoVolumeTest {
       v.sync();
       v.putData(0, header, 0, header.length); // nothing changed at all
       v.sync();
-      List<List<RedoVolume.Page>> records = redoRecords();
+      List<List<RedoVolume.Edit>> records = redoRecords();
       assertEquals(2, records.size(), "a sync with nothing changed writes no record");
       assertEquals(List.of(0L, (long) RedoVolume.PAGE, 2L * RedoVolume.PAGE),
-          records.get(0).stream().map(RedoVolume.Page::offset).toList());
+          records.get(0).stream().map(RedoVolume.Edit::offset).toList());
       assertEquals(List.of((long) RedoVolume.PAGE, 5L * RedoVolume.PAGE),
-          records.get(1).stream().map(RedoVolume.Page::offset).toList());
+          records.get(1).stream().map(RedoVolume.Edit::offset).toList());
     }
     try (RedoVolume v = RedoVolume.open(file())) {
       byte[] back = new byte[header.length];
       v.getData(0, back, 0, back.length);
       assertArrayEquals(header, back);
       assertEquals(7, v.getLong(5 * RedoVolume.PAGE));
+    }
+  }
+
+  /**
+   * A sync logs the blocks its writes changed, not their pages; replayed over the store file as
+   * the last checkpoint left it, or over pages a checkpoint that a crash cut short already wrote
+   * in place, the records give the same bytes.
+   */
+  @Test
+  void aSync_logsOnlyTheBlocksItChanged_andReplaysOverATornCheckpoint() throws IOException {
+    byte[] content = bytes(3 * RedoVolume.PAGE, 7);
+    Path crashed = dir.resolve("crashed");
+    Files.createDirectories(crashed);
+    try (RedoVolume v = RedoVolume.open(file(), java.time.Duration.ofHours(1))) { // no checkpoint of its own
+      v.ensureAvailable(4 * RedoVolume.PAGE);
+      v.putData(0, content, 0, content.length);
+      v.sync();
+      long first = Files.size(RedoVolume.redoPath(file()));
+      ByteBuffer.wrap(content).putLong(RedoVolume.PAGE + 8, 42); // block 0 of page 1
+      ByteBuffer.wrap(content).putInt(3 * RedoVolume.PAGE - 4, 43); // the last block of page 2
+      v.putData(0, content, 0, content.length); // as MapDB rewrites a record whole
+      v.sync();
+      v.forceLog();
+      assertEquals(first + RedoVolume.HEADER_BLOCKS + 2 * RedoVolume.PAGE_ENTRY + 2 * RedoVolume.BLOCK + RedoVolume.TRAILER,
+          Files.size(RedoVolume.redoPath(file())), "two blocks logged, not two pages");
+      List<RedoVolume.Edit> second = redoRecords().get(1);
+      assertEquals(List.of((long) RedoVolume.PAGE, 3L * RedoVolume.PAGE - RedoVolume.BLOCK),
+          second.stream().map(RedoVolume.Edit::offset).toList());
+      assertArrayEquals(Arrays.copyOfRange(content, RedoVolume.PAGE, RedoVolume.PAGE + RedoVolume.BLOCK), second.get(0).data());
+      // the files as a crash now would leave them: the store file untouched since the open
+      Files.copy(file(), crashed.resolve("store"));
+      Files.copy(RedoVolume.redoPath(file()), RedoVolume.redoPath(crashed.resolve("store")));
+    }
+    // a checkpoint cut short: page 1 already written in place, pages 0 and 2 not
+    try (FileChannel ch = FileChannel.open(crashed.resolve("store"), StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(content, RedoVolume.PAGE, RedoVolume.PAGE), RedoVolume.PAGE);
+    }
+    try (RedoVolume v = RedoVolume.open(crashed.resolve("store"))) {
+      byte[] back = new byte[content.length];
+      v.getData(0, back, 0, back.length);
+      assertArrayEquals(content, back);
+    }
+  }
+
+  @Test
+  void open_dropsARecordOfBlocksWhoseMasksOverrunIt() throws IOException {
+    try (RedoVolume v = RedoVolume.open(file(), java.time.Duration.ofHours(1))) {
+      v.ensureAvailable(100);
+      v.putLong(0, 1);
+      v.sync();
+      v.putLong(8, 2);
+      v.sync();
+      v.forceLog();
+      Files.copy(RedoVolume.redoPath(file()), dir.resolve("log"));
+    }
+    byte[] log = Files.readAllBytes(dir.resolve("log"));
+    int second = RedoVolume.HEADER_BLOCKS + RedoVolume.PAGE_ENTRY + RedoVolume.BLOCK + RedoVolume.TRAILER;
+    // the second record's page says all 64 blocks follow, with its CRC made to match: still refused
+    ByteBuffer b = ByteBuffer.wrap(log);
+    b.putLong(second + RedoVolume.HEADER_BLOCKS + 8, -1L);
+    int length = b.getInt(second + RedoVolume.HEADER);
+    CRC32C crc = new CRC32C();
+    crc.update(log, second, length - RedoVolume.TRAILER);
+    b.putLong(second + length - RedoVolume.TRAILER, crc.getValue());
+    Files.write(RedoVolume.redoPath(file()), log);
+    try (FileChannel ch = FileChannel.open(RedoVolume.redoPath(file()), StandardOpenOption.READ)) {
+      assertEquals(1, RedoVolume.parse(ch).size(), "the first record only");
     }
   }
 
@@ -303,7 +370,7 @@ class RedoVolumeTest {
     return c;
   }
 
-  private List<List<RedoVolume.Page>> redoRecords() throws IOException {
+  private List<List<RedoVolume.Edit>> redoRecords() throws IOException {
     try (FileChannel ch = FileChannel.open(RedoVolume.redoPath(file()), StandardOpenOption.READ)) {
       return RedoVolume.parse(ch);
     }
