@@ -890,9 +890,15 @@ public final class FileSystemClient implements AutoCloseable {
         int window = (int) Math.min(length, (a.size() + 4095) & ~4095L);
         ByteBuf bytes = r.payload();
         int have = Math.min(bytes.readableBytes(), window);
-        ByteBuf buf = PieceAllocator.buffer(alloc, window);
-        buf.writeBytes(bytes, bytes.readerIndex(), have);
-        buf.writeZero(window - have); // past what was written to the head: zeros up to the size
+        ByteBuf buf;
+        if (have > 0 && have == a.size()) { // the whole file: the answer's bytes are the window, not a copy of them
+          buf = bytes.retainedSlice(bytes.readerIndex(), have);
+          window = have;
+        } else {
+          buf = PieceAllocator.buffer(alloc, window);
+          buf.writeBytes(bytes, bytes.readerIndex(), have);
+          buf.writeZero(window - have); // past what was written to the head: zeros up to the size
+        }
         first = new ReadAhead.Window(buf, window, CompletableFuture.completedFuture(null));
       }
     } finally {

@@ -171,7 +171,7 @@ public final class FuseLoop {
         }
         break;
       }
-      if (mem.getInt(InitChannel.IN_OPCODE) == InitChannel.FUSE_INIT) {
+      if (FuseWire.opcode(mem) == FuseWire.FUSE_INIT) {
         init.process(lib, se, buf, mem);
       } else {
         boolean clearingWrite = SetidKill.before(mem);

@@ -30,13 +30,9 @@ import org.slf4j.LoggerFactory;
 final class InitChannel {
   private static final Logger LOG = LoggerFactory.getLogger(InitChannel.class);
 
-  /** fuse_in_header.opcode, and FUSE_INIT's value (fuse_kernel.h). */
-  static final int IN_OPCODE = 4;
-  static final int FUSE_INIT = 26;
-  /** fuse_in_header is 40 bytes; fuse_init_in.flags follows major, minor and max_readahead. */
-  private static final int IN_INIT_FLAGS = 40 + 12;
-  /** fuse_out_header: uint32 len, int32 error, uint64 unique. */
-  private static final int OUT_HEADER = 16;
+  /** fuse_init_in.flags follows major, minor and max_readahead. */
+  private static final int IN_INIT_FLAGS = FuseWire.IN_HEADER + 12;
+  private static final int OUT_HEADER = FuseWire.OUT_HEADER;
   /** fuse_init_out, from its start: flags, max_write, max_pages (protocol 7.28). */
   private static final int OUT_FLAGS = 12;
   private static final int OUT_MAX_WRITE = 20;

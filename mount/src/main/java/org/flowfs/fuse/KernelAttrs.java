@@ -20,12 +20,8 @@ import org.slf4j.LoggerFactory;
  */
 final class KernelAttrs {
   private static final Logger LOG = LoggerFactory.getLogger(KernelAttrs.class);
-  /** fuse_in_header.nodeid, and the opcode whose node an open may drop. */
-  private static final int IN_NODEID = 16;
-  private static final int FUSE_OPEN = 14;
-  /** fuse_out_header (len, error = the notify code, unique 0) + fuse_notify_inval_inode_out (ino, off, len). */
-  private static final int FUSE_NOTIFY_INVAL_INODE = 2;
-  private static final int LENGTH = 16 + 24;
+  /** The notification header + fuse_notify_inval_inode_out (ino, off, len). */
+  private static final int LENGTH = FuseWire.OUT_HEADER + 24;
   /** The node of the OPEN the calling FUSE thread is processing, or 0. */
   private static final ThreadLocal<long[]> OPENING = ThreadLocal.withInitial(() -> new long[1]);
   private static final ThreadLocal<Pointer> OUT = new ThreadLocal<>();
@@ -42,7 +38,7 @@ final class KernelAttrs {
 
   /** Before the calling FUSE thread processes the request at {@code mem}: notes an OPEN's node. */
   static void before(Pointer mem) {
-    OPENING.get()[0] = mem.getInt(InitChannel.IN_OPCODE) == FUSE_OPEN ? mem.getLong(IN_NODEID) : 0;
+    OPENING.get()[0] = FuseWire.nodeIf(mem, FuseWire.FUSE_OPEN);
   }
 
   /** Drops the kernel's attributes of the file the calling FUSE thread is opening (nothing outside an OPEN). */
@@ -60,9 +56,7 @@ final class KernelAttrs {
       out = Memory.allocateDirect(rt, LENGTH, true);
       OUT.set(out);
     }
-    out.putInt(0, LENGTH);
-    out.putInt(4, FUSE_NOTIFY_INVAL_INODE);
-    out.putLong(8, 0);
+    FuseWire.notifyHeader(out, LENGTH, FuseWire.NOTIFY_INVAL_INODE);
     out.putLong(16, node);
     out.putLong(24, -1); // offset < 0: attributes only
     out.putLong(32, 0);

@@ -20,12 +20,8 @@ import org.slf4j.LoggerFactory;
  */
 final class PageStore {
   private static final Logger LOG = LoggerFactory.getLogger(PageStore.class);
-  /** fuse_in_header.nodeid, and the opcode whose node a store may be for. */
-  private static final int IN_NODEID = 16;
-  private static final int FUSE_READ = 15;
-  /** fuse_out_header (len, error = the notify code, unique 0) + fuse_notify_store_out (nodeid, offset, size, padding). */
-  private static final int FUSE_NOTIFY_STORE = 4;
-  private static final int HEADER = 16 + 24;
+  /** The notification header + fuse_notify_store_out (nodeid, offset, size, padding). */
+  private static final int HEADER = FuseWire.OUT_HEADER + 24;
   /** Stores waiting at most (with 64 KiB blocks, 16 MiB); past that new ones are dropped. */
   private static final int MAX_QUEUED = 512;
   /** The node of the READ the calling FUSE thread is processing, or 0. */
@@ -54,7 +50,7 @@ final class PageStore {
 
   /** Before the calling FUSE thread processes the request at {@code mem}: notes a READ's node. */
   static void before(Pointer mem) {
-    NODE.get()[0] = mem.getInt(InitChannel.IN_OPCODE) == FUSE_READ ? mem.getLong(IN_NODEID) : 0;
+    NODE.get()[0] = FuseWire.nodeIf(mem, FuseWire.FUSE_READ);
   }
 
   /** A sink for the file of the READ the calling FUSE thread is processing; null if it is not processing one. */
@@ -108,9 +104,7 @@ final class PageStore {
     if (out == null || out.size() < HEADER + n) {
       out = Memory.allocateDirect(rt, HEADER + Math.max(n, 1 << 20));
     }
-    out.putInt(0, HEADER + n);
-    out.putInt(4, FUSE_NOTIFY_STORE);
-    out.putLong(8, 0);
+    FuseWire.notifyHeader(out, HEADER + n, FuseWire.NOTIFY_STORE);
     out.putLong(16, node);
     out.putLong(24, offset);
     out.putInt(32, n);

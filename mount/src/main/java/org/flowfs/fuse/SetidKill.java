@@ -29,17 +29,12 @@ import jnr.ffi.Pointer;
  * answer carries the new mode, so it needs none.
  */
 final class SetidKill {
-  /** fuse_in_header: len, opcode ({@link InitChannel#IN_OPCODE}), unique, then nodeid; 40 bytes in all. */
-  private static final int IN_NODEID = 16;
-  private static final int IN_HEADER = 40;
-  private static final int FUSE_SETATTR = 4;
-  private static final int FUSE_WRITE = 16;
   /** fuse_setattr_in.valid, its first field; FATTR_FH (names the open file, changes nothing); FATTR_KILL_SUIDGID. */
-  private static final int SETATTR_VALID = IN_HEADER;
+  private static final int SETATTR_VALID = FuseWire.IN_HEADER;
   private static final int FATTR_FH = 1 << 6;
   private static final int FATTR_KILL_SUIDGID = 1 << 11;
   /** fuse_write_in: fh, offset, size, then write_flags; FUSE_WRITE_KILL_SUIDGID. */
-  private static final int WRITE_FLAGS = IN_HEADER + 20;
+  private static final int WRITE_FLAGS = FuseWire.IN_HEADER + 20;
   private static final int FUSE_WRITE_KILL_SUIDGID = 1 << 2;
 
   private static final ThreadLocal<Boolean> REQUESTED = ThreadLocal.withInitial(() -> Boolean.FALSE);
@@ -68,9 +63,9 @@ final class SetidKill {
    * set-ID bits: then call {@link #written} once it is answered.
    */
   static boolean before(Pointer mem) {
-    int opcode = mem.getInt(InitChannel.IN_OPCODE);
-    boolean write = opcode == FUSE_WRITE && (mem.getInt(WRITE_FLAGS) & FUSE_WRITE_KILL_SUIDGID) != 0;
-    boolean kill = write || opcode == FUSE_SETATTR && ((mem.getInt(SETATTR_VALID) & FATTR_KILL_SUIDGID) != 0
+    int opcode = FuseWire.opcode(mem);
+    boolean write = opcode == FuseWire.FUSE_WRITE && (mem.getInt(WRITE_FLAGS) & FUSE_WRITE_KILL_SUIDGID) != 0;
+    boolean kill = write || opcode == FuseWire.FUSE_SETATTR && ((mem.getInt(SETATTR_VALID) & FATTR_KILL_SUIDGID) != 0
         || (mem.getInt(SETATTR_VALID) & ~FATTR_FH) == 0);
     if (kill || REQUESTED.get()) {
       REQUESTED.set(kill);
@@ -80,6 +75,6 @@ final class SetidKill {
 
   /** After the clearing write at {@code mem} was answered: drops the kernel's cached mode of its inode. */
   void written(Pointer mem) {
-    attrs.drop(mem.getLong(IN_NODEID));
+    attrs.drop(mem.getLong(FuseWire.IN_NODEID));
   }
 }

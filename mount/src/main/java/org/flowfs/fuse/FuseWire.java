@@ -1,0 +1,46 @@
+package org.flowfs.fuse;
+
+import jnr.ffi.Pointer;
+
+/**
+ * The few pieces of the FUSE device protocol ({@code fuse_kernel.h}) that the loop reads and writes
+ * beside libfuse: the request header's fields, the opcodes the loop looks at, and the header of a
+ * notification the mount writes to the device on its own. One place for the kernel's layout; the
+ * classes that use it ({@link InitChannel}, {@link SetidKill}, {@link KernelAttrs}, {@link
+ * PageStore}) say what they do with it.
+ */
+final class FuseWire {
+  /** fuse_in_header: uint32 len, uint32 opcode, uint64 unique, uint64 nodeid, ...; 40 bytes. */
+  static final int IN_OPCODE = 4;
+  static final int IN_NODEID = 16;
+  static final int IN_HEADER = 40;
+
+  static final int FUSE_SETATTR = 4;
+  static final int FUSE_OPEN = 14;
+  static final int FUSE_READ = 15;
+  static final int FUSE_WRITE = 16;
+  static final int FUSE_INIT = 26;
+
+  /** fuse_out_header: uint32 len, int32 error (a notification's code), uint64 unique (0 for a notification). */
+  static final int OUT_HEADER = 16;
+  static final int NOTIFY_INVAL_INODE = 2;
+  static final int NOTIFY_STORE = 4;
+
+  private FuseWire() {}
+
+  static int opcode(Pointer request) {
+    return request.getInt(IN_OPCODE);
+  }
+
+  /** The node of the request at {@code request} if it is an {@code opcode}, else 0. */
+  static long nodeIf(Pointer request, int opcode) {
+    return opcode(request) == opcode ? request.getLong(IN_NODEID) : 0;
+  }
+
+  /** Writes the header of a notification of {@code length} bytes in all, code {@code code}, at the start of {@code out}. */
+  static void notifyHeader(Pointer out, int length, int code) {
+    out.putInt(0, length);
+    out.putInt(4, code);
+    out.putLong(8, 0);
+  }
+}
