@@ -45,10 +45,10 @@ import org.mapdb.volume.Volume;
  * one of a few KiB. Replaying a block writes its bytes as of that sync, so replaying the records
  * in order over the store file as the last checkpoint left it, or over any page a later
  * checkpoint wrote in place, gives the same bytes: replay is idempotent. (Records of whole pages,
- * as an older version wrote them, still replay.) A checkpoint forces the log, writes every logged page in place,
- * forces the store file, and starts a new, empty log generation. Opening the volume replays the
- * records of the log's generation in sequence up to the first torn, damaged or out-of-sequence
- * one: the store then holds the state after the last record that reached the disk.
+ * as an older version wrote them, still replay.) A checkpoint forces the log, writes every logged
+ * page in place, forces the store file, and starts a new, empty log generation. Opening the volume
+ * replays the records of the log's generation in sequence up to the first torn, damaged or
+ * out-of-sequence one: the store then holds the state after the last record that reached the disk.
  *
  * <p><b>Durability.</b> With a {@code syncInterval} of zero every sync forces the log before it
  * returns: one fsync per commit, and an acknowledged commit survives a power loss. With an
@@ -361,12 +361,13 @@ final class RedoVolume extends Volume {
    */
   private void write(long pageNo, int inPage, byte[] src, int from, int n) {
     Dirty d = dirty.get(pageNo);
-    long changed = changedBlocks(d != null ? d.data : current(pageNo), inPage, src, from, n);
+    byte[] now = d != null ? d.data : current(pageNo);
+    long changed = changedBlocks(now, inPage, src, from, n);
     if (changed == 0) {
       return;
     }
     if (d == null) {
-      d = new Dirty(current(pageNo).clone()); // the logged copy stays as its record has it, for the checkpoint
+      d = new Dirty(now.clone()); // the logged copy stays as its record has it, for the checkpoint
       dirty.put(pageNo, d);
     }
     System.arraycopy(src, from, d.data, inPage, n);

@@ -37,7 +37,7 @@ final class FuseWire {
     return opcode(request) == opcode ? request.getLong(IN_NODEID) : 0;
   }
 
-  /** Writes the header of a notification of {@code length} bytes in all, code {@code code}, at the start of {@code out}. */
+  /** Writes the header of notification {@code code}, {@code length} bytes in all, at the start of {@code out}. */
   static void notifyHeader(Pointer out, int length, int code) {
     out.putInt(0, length);
     out.putInt(4, code);
