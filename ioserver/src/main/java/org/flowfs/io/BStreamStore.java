@@ -23,6 +23,13 @@ public interface BStreamStore extends AutoCloseable {
   /** Writes all of {@code src} at {@code offset}; returns the datafile's size afterwards. */
   long write(Handle h, long offset, ByteBuf src);
 
+  /**
+   * Writes the bytes of piece {@code i}, which follow each other in {@code src} from its reader
+   * index, at {@code pieces.offset(i)}, for every piece: a flow buffer's write, the datafile opened
+   * once for all of them. Leaves {@code src} as it is.
+   */
+  void write(Handle h, org.flowfs.common.flow.Pieces pieces, ByteBuf src);
+
   /** Sets the datafile's size, creating it if needed. */
   void truncate(Handle h, long size);
 

@@ -290,6 +290,29 @@ final class FileBStreamStore implements BStreamStore {
     }
   }
 
+  @Override
+  public void write(Handle h, org.flowfs.common.flow.Pieces pieces, ByteBuf src) {
+    try {
+      Chan c = acquire(h, true);
+      try {
+        int at = src.readerIndex();
+        for (int i = 0; i < pieces.count(); i++) {
+          int len = pieces.length(i);
+          long offset = pieces.offset(i);
+          for (int done = 0; done < len; ) {
+            done += src.getBytes(at + done, c.channel, offset + done, len - done);
+          }
+          at += len;
+        }
+        writtenBack(c, (int) pieces.bytes());
+      } finally {
+        c.release();
+      }
+    } catch (IOException e) {
+      throw failure("write", h, e);
+    }
+  }
+
   /** Background syncs of early writeback done so far. */
   long writebacks() {
     return writebacks.get();

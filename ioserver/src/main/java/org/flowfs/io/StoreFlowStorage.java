@@ -5,6 +5,7 @@ import java.util.concurrent.Executor;
 import org.flowfs.common.Counters;
 import org.flowfs.common.Handle;
 import org.flowfs.common.flow.FlowStorage;
+import org.flowfs.common.flow.Pieces;
 
 /** The bstream store as flows see it: blocking reads and writes on the storage pool. */
 final class StoreFlowStorage implements FlowStorage {
@@ -35,5 +36,11 @@ final class StoreFlowStorage implements FlowStorage {
     int n = src.readableBytes();
     store.write(h, offset, src);
     counters.add("bytes.written", n);
+  }
+
+  @Override
+  public void write(Handle h, Pieces pieces, ByteBuf src) {
+    store.write(h, pieces, src);
+    counters.add("bytes.written", pieces.bytes());
   }
 }

@@ -58,6 +58,42 @@ abstract class BStreamStoreContract {
     return Handle.of(SERVER, local);
   }
 
+  /** A flow buffer's pieces land at their offsets, each with its own bytes; the buffer stays as it was. */
+  @Test
+  void writePieces_putsEachPieceAtItsOffset() {
+    byte[] bytes = new byte[3 * 4096];
+    new Random(11).nextBytes(bytes);
+    org.flowfs.common.flow.Pieces pieces = new org.flowfs.common.flow.Pieces(4);
+    pieces.add(40_960, 4096); // out of order, as a gathered random write is
+    pieces.add(0, 4096);
+    pieces.add(8192, 4096);
+    ByteBuf src = ByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes);
+    try {
+      store.write(h(7), pieces, src);
+      assertEquals(bytes.length, src.readableBytes(), "the caller's buffer is left as it was");
+    } finally {
+      src.release();
+    }
+    assertEquals(40_960 + 4096, store.size(h(7)));
+    long[] at = {40_960, 0, 8192};
+    for (int i = 0; i < at.length; i++) {
+      ByteBuf back = ByteBufAllocator.DEFAULT.buffer(4096);
+      try {
+        assertEquals(4096, store.read(h(7), at[i], 4096, back));
+        assertArrayEquals(java.util.Arrays.copyOfRange(bytes, i * 4096, (i + 1) * 4096), ByteBufUtil.getBytes(back), "piece " + i);
+      } finally {
+        back.release();
+      }
+    }
+    ByteBuf hole = ByteBufAllocator.DEFAULT.buffer(4096);
+    try {
+      store.read(h(7), 4096, 4096, hole);
+      assertArrayEquals(new byte[4096], ByteBufUtil.getBytes(hole), "between pieces: a hole");
+    } finally {
+      hole.release();
+    }
+  }
+
   @Test
   void read_neverWrittenDatafile_isEmpty() {
     ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();

@@ -522,11 +522,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
       s.storage().executor().execute(() -> {
         Throwable failure = null;
         try {
-          int at = data.readerIndex();
-          for (int i = 0; i < pieces.count(); i++) {
-            s.storage().write(h, pieces.offset(i), data.slice(at, pieces.length(i)));
-            at += pieces.length(i);
-          }
+          s.storage().write(h, pieces, data);
         } catch (Throwable t) {
           failure = t;
         } finally {

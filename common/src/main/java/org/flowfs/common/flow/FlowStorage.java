@@ -18,4 +18,18 @@ public interface FlowStorage {
 
   /** Writes all readable bytes of {@code src} at {@code offset} (does not release it). */
   void write(Handle h, long offset, ByteBuf src);
+
+  /**
+   * Writes a flow buffer's pieces: the bytes of piece {@code i}, which follow each other in {@code
+   * src} from its reader index, at {@code pieces.offset(i)} (does not release it). One call per
+   * buffer, so that what every piece shares (the open datafile, the accounting) is done once: a
+   * gathered write of small random writes is a piece of 4 KiB each.
+   */
+  default void write(Handle h, Pieces pieces, ByteBuf src) {
+    int at = src.readerIndex();
+    for (int i = 0; i < pieces.count(); i++) {
+      write(h, pieces.offset(i), src.slice(at, pieces.length(i)));
+      at += pieces.length(i);
+    }
+  }
 }

@@ -7,15 +7,16 @@ import org.flowfs.common.request.Segments;
  * The (offset, length) pieces of one flow buffer, gathered from as many request processor calls as
  * it takes to fill the buffer: a strided request yields far more segments than one call returns,
  * and a buffer is worth a message and a disk access only when it is full. Touching pieces are
- * merged, also across calls. Owned by one buffer; not thread safe.
+ * merged, also across calls. Owned by one buffer; not thread safe. Storage reads them ({@link
+ * FlowStorage#write(org.flowfs.common.Handle, Pieces, io.netty.buffer.ByteBuf)}); flows fill them.
  */
-final class Pieces {
+public final class Pieces {
   private long[] offsets;
   private long[] lengths;
   private int count;
   private long bytes;
 
-  Pieces(int capacity) {
+  public Pieces(int capacity) {
     offsets = new long[Math.max(1, capacity)];
     lengths = new long[offsets.length];
   }
@@ -28,7 +29,8 @@ final class Pieces {
     }
   }
 
-  void add(long offset, long length) {
+  /** Appends a piece; one that starts where the last ends extends it. */
+  public void add(long offset, long length) {
     if (count > 0 && offsets[count - 1] + lengths[count - 1] == offset) {
       lengths[count - 1] += length;
     } else {
@@ -43,20 +45,20 @@ final class Pieces {
     bytes += length;
   }
 
-  int count() {
+  public int count() {
     return count;
   }
 
-  long bytes() {
+  public long bytes() {
     return bytes;
   }
 
-  long offset(int i) {
+  public long offset(int i) {
     return offsets[i];
   }
 
   /** Length of piece {@code i}; a piece is never longer than a buffer, so it fits an int. */
-  int length(int i) {
+  public int length(int i) {
     return (int) lengths[i];
   }
 
