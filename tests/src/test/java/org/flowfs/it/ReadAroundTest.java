@@ -85,7 +85,7 @@ class ReadAroundTest {
 
   /**
    * A file that fits in the machine's memory is read around in blocks of a 256th of its size (at
-   * most 1 MiB): 64 MiB in blocks of 256 KiB, so every page read at random takes at most 256 FUSE
+   * most 1 MiB): 64 MiB in blocks of 256 KiB, so every page read at random takes about 256 FUSE
    * reads in all (1,024 blocks of the configured 64 KiB).
    */
   @Test
@@ -106,7 +106,10 @@ class ReadAroundTest {
     java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
     assertEquals(java.util.HexFormat.of().formatHex(md.digest(data)), sha, "the pages read at random");
     long fuseReads = fs.counter("fuse.read") - reads;
-    assertTrue(fuseReads <= 256 + 16, "16,384 random page reads of 64 MiB took " + fuseReads + " FUSE reads");
+    // 256 blocks: 256 misses, plus a page asked for again before its block's pages landed in the
+    // kernel's cache (stores are asynchronous: 274 on a loaded machine once); the configured 64 KiB
+    // blocks would take at least 1,024, and no read-around 16,384
+    assertTrue(fuseReads <= 2 * 256, "16,384 random page reads of 64 MiB took " + fuseReads + " FUSE reads");
   }
 
   @Test
