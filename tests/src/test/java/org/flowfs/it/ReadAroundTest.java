@@ -76,8 +76,11 @@ class ReadAroundTest {
     long direct = fs.counter("path.direct-read.ops");
     assertArrayEquals(data, readShuffled("around.bin", "os.O_RDONLY"));
     long fuseReads = fs.counter("fuse.read") - reads;
-    // each block read around lives on one server: read on the FUSE thread's own connection
-    assertTrue(fs.counter("path.direct-read.ops") - direct >= 16, "blocks read directly: " + (fs.counter("path.direct-read.ops") - direct));
+    // each block read around lives on one server: read on the FUSE thread's own connection. Not
+    // all 16: a read that happens to follow the one before (two neighbouring pages in a row in the
+    // shuffled order, among the reads that reach FlowFS, which depends on when the asynchronous
+    // stores land) counts as sequential and goes through the read-ahead windows (13 once in CI)
+    assertTrue(fs.counter("path.direct-read.ops") - direct >= 8, "blocks read directly: " + (fs.counter("path.direct-read.ops") - direct));
     // 16 blocks of 64 KiB: without read-around each of the 256 pages is a FUSE read of its own
     assertTrue(fuseReads <= PAGES / 4, "256 random page reads took " + fuseReads + " FUSE reads");
     assertTrue(fs.counter("read-around.stores") - stores >= 16, "pages stored around the misses");
