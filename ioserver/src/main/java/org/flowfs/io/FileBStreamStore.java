@@ -273,12 +273,8 @@ final class FileBStreamStore implements BStreamStore {
     try {
       Chan c = acquire(h, true);
       try {
-        int idx = src.readerIndex();
         int len = src.readableBytes();
-        int done = 0;
-        while (done < len) {
-          done += src.getBytes(idx + done, c.channel, offset + done, len - done);
-        }
+        writeAt(c, src, src.readerIndex(), len, offset);
         src.skipBytes(len);
         writtenBack(c, len);
         return c.channel.size();
@@ -297,12 +293,8 @@ final class FileBStreamStore implements BStreamStore {
       try {
         int at = src.readerIndex();
         for (int i = 0; i < pieces.count(); i++) {
-          int len = pieces.length(i);
-          long offset = pieces.offset(i);
-          for (int done = 0; done < len; ) {
-            done += src.getBytes(at + done, c.channel, offset + done, len - done);
-          }
-          at += len;
+          writeAt(c, src, at, pieces.length(i), pieces.offset(i));
+          at += pieces.length(i);
         }
         writtenBack(c, (int) pieces.bytes());
       } finally {
@@ -310,6 +302,13 @@ final class FileBStreamStore implements BStreamStore {
       }
     } catch (IOException e) {
       throw failure("write", h, e);
+    }
+  }
+
+  /** Writes {@code len} bytes of {@code src} from index {@code from} at {@code offset} of the datafile. */
+  private static void writeAt(Chan c, ByteBuf src, int from, int len, long offset) throws IOException {
+    for (int done = 0; done < len; ) {
+      done += src.getBytes(from + done, c.channel, offset + done, len - done);
     }
   }
 
