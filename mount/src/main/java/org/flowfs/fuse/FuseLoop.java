@@ -22,7 +22,8 @@ import ru.serce.jnrfuse.struct.FuseOperations;
  * cold thread-local caches (Netty's buffer pools among them). Here a fixed set of long-lived
  * Java threads ({@code fuse-N}) each read requests from the kernel ({@code
  * fuse_session_receive_buf}) and process them ({@code fuse_session_process_buf}), exactly as
- * libfuse's worker threads do; callbacks run on these threads, attached once.
+ * libfuse's worker threads do; callbacks run on these threads, attached once. At most {@link
+ * #READERS} of the idle ones wait on the kernel, the others park ({@link ReaderGate}).
  *
  * <p>Requests of up to {@link #MAX_REQUEST} bytes: libfuse 2 knows nothing of the kernel's {@code
  * FUSE_MAX_PAGES} (protocol 7.28), so without help every read and write is at most 32 pages (128
@@ -45,6 +46,11 @@ public final class FuseLoop {
   public static final int MAX_REQUEST = 1 << 20;
   /** Room for a request's headers beside its data, as libfuse reserves it. */
   private static final int HEADER_ROOM = 4096;
+  /**
+   * Workers waiting on the kernel at once ({@link ReaderGate}): two, so that a serial workload
+   * alternates between two hot threads and no request waits for a wake-up of another.
+   */
+  static final int READERS = 2;
 
   /** The libfuse 2.9 calls the loop needs (the high-level setup and the session loop body). */
   public interface LibFuseLoop {
@@ -122,8 +128,9 @@ public final class FuseLoop {
       onStart.accept(pages, attrs);
     }
     List<Thread> workers = new ArrayList<>();
+    ReaderGate gate = new ReaderGate(Math.min(READERS, threads));
     for (int i = 0; i < threads; i++) {
-      Thread t = new Thread(() -> work(lib, rt, se, ch, init, kill, bufsize), "fuse-" + i);
+      Thread t = new Thread(() -> work(lib, rt, se, ch, init, kill, gate, bufsize), "fuse-" + i);
       t.setDaemon(true);
       workers.add(t);
     }
@@ -147,20 +154,34 @@ public final class FuseLoop {
     return done;
   }
 
-  /** One worker: libfuse's fuse_do_work, on a Java thread. */
+  /** One worker: libfuse's fuse_do_work, on a Java thread, reading when the gate lets it. */
   private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init, SetidKill kill,
-      long bufsize) {
+      ReaderGate gate, long bufsize) {
+    try {
+      serve(lib, rt, se, ch, init, kill, gate, bufsize);
+    } finally {
+      gate.close(); // the loop is ending: the parked workers end too
+    }
+  }
+
+  private static void serve(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init, SetidKill kill,
+      ReaderGate gate, long bufsize) {
     Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
     Pointer chp = Memory.allocateDirect(rt, 8); // struct fuse_chan **: where libfuse may put another channel
-    while (lib.fuse_session_exited(se) == 0) {
+    while (lib.fuse_session_exited(se) == 0 && gate.enter()) {
       buf.putLong(0, bufsize);
       buf.putInt(8, 0);
       buf.putAddress(16, mem.address());
       buf.putInt(24, -1);
       buf.putLong(32, 0);
       chp.putPointer(0, ch);
-      int res = lib.fuse_session_receive_buf(se, buf, chp);
+      int res;
+      try {
+        res = lib.fuse_session_receive_buf(se, buf, chp);
+      } finally {
+        gate.leave();
+      }
       if (res == -EINTR) {
         continue;
       }
