@@ -117,6 +117,7 @@ public final class Bench implements Callable<Integer> {
         Report sink = rep < 0 ? discarded : report;
         for (String group : groups) {
           long t0 = System.nanoTime();
+          mem.phase(group + (rep < 0 ? " (warm-up)" : " (rep " + (rep + 1) + ")"));
           if (rep < 0 && List.of("soak", "scale", "protocols").contains(group)) {
             continue; // each starts processes of its own, or runs once
           }
@@ -155,10 +156,12 @@ public final class Bench implements Callable<Integer> {
       }
       if (groups.contains("soak")) {
         long t0 = System.nanoTime();
+        mem.phase("soak");
         report.soak(SoakWorkload.run(targets.get(0), sizes.soakRound(), sizes.soakSeconds()));
         log(n - 1, "soak", "flowfs", t0);
       }
       report.memory(mem.peaksMib());
+      report.note("peak RSS reached during", mem.peakPhases());
     } finally {
       closeAll(opened);
       try {

@@ -7,10 +7,15 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** Samples the resident set size (VmRSS) of processes every 200 ms and keeps each one's peak. */
+/**
+ * Samples the resident set size (VmRSS) of processes every 200 ms and keeps each one's peak, and
+ * the phase of the run (a workload group and repetition) it was reached in.
+ */
 final class MemorySampler implements AutoCloseable {
   private final Map<String, Long> pids = new ConcurrentHashMap<>();
   private final Map<String, Long> peak = new ConcurrentHashMap<>();
+  private final Map<String, String> peakPhase = new ConcurrentHashMap<>();
+  private volatile String phase = "start";
   private final Thread thread;
   private volatile boolean running = true;
 
@@ -19,8 +24,9 @@ final class MemorySampler implements AutoCloseable {
       while (running) {
         pids.forEach((role, pid) -> {
           long rss = rssKib(pid);
-          if (rss > 0) {
-            peak.merge(role, rss, Math::max);
+          if (rss > peak.getOrDefault(role, 0L)) { // only this thread writes the peaks
+            peak.put(role, rss);
+            peakPhase.put(role, phase);
           }
         });
         try {
@@ -40,6 +46,18 @@ final class MemorySampler implements AutoCloseable {
 
   void unwatch(String prefix) {
     pids.keySet().removeIf(k -> k.startsWith(prefix + "/"));
+  }
+
+  /** Names what runs from now on, for {@link #peakPhases}. */
+  void phase(String name) {
+    phase = name;
+  }
+
+  /** Where each process reached its peak: "role: phase" for every process watched, in role order. */
+  String peakPhases() {
+    StringBuilder sb = new StringBuilder();
+    new TreeMap<>(peakPhase).forEach((role, p) -> sb.append(sb.length() == 0 ? "" : ", ").append(role).append(": ").append(p));
+    return sb.toString();
   }
 
   /** Peak RSS in MiB by process. */
