@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.flowfs.cli.RoleProcess;
 
 /** Starting and stopping FUSE servers for the benchmark. */
 final class Mounts {
@@ -20,10 +21,15 @@ final class Mounts {
     }
   }
 
-  /** Starts a process that mounts {@code dir}, waiting until the mount shows. */
+  /**
+   * Starts a process that mounts {@code dir} in the environment {@code bin/flowfs} gives a mount,
+   * waiting until the mount shows.
+   */
   static Process start(List<String> cmd, Path dir, Path log) throws IOException, InterruptedException {
     Files.createDirectories(dir);
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.environment().putAll(RoleProcess.environment("mount"));
+    Process p = pb.start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (!mounted(dir)) {
       if (!p.isAlive() || System.nanoTime() > deadline) {

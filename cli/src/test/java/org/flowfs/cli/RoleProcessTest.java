@@ -8,7 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -31,6 +33,22 @@ class RoleProcessTest {
     throw new AssertionError("bin/flowfs has no heap line for " + role);
   }
 
+  private static final Pattern EXPORT =
+      Pattern.compile("^\\s*([\\w|]+)\\) export (\\w+)=\"\\$\\{\\2:-([^}]*)\\}\"", Pattern.MULTILINE);
+
+  /** The variables {@code bin/flowfs} exports for {@code role} (when the caller has not set them). */
+  private static Map<String, String> launcherEnvironment(String role) throws IOException {
+    String script = Files.readString(Path.of("..", "bin", "flowfs"));
+    Map<String, String> env = new TreeMap<>();
+    Matcher m = EXPORT.matcher(script);
+    while (m.find()) {
+      if (Arrays.asList(m.group(1).split("\\|")).contains(role)) {
+        env.put(m.group(2), m.group(3));
+      }
+    }
+    return env;
+  }
+
   private static Set<String> roleProcessFlags(String role) {
     return RoleProcess.command(List.of(role, "--config", "x.conf")).stream()
         .filter(a -> a.startsWith("-X"))
@@ -42,5 +60,13 @@ class RoleProcessTest {
     for (String role : List.of("metaserver", "ioserver", "mount")) {
       assertEquals(launcherFlags(role), roleProcessFlags(role), role);
     }
+  }
+
+  @Test
+  void everyRole_getsTheSameEnvironment_fromTheLauncherAndFromRoleProcess() throws IOException {
+    for (String role : List.of("metaserver", "ioserver", "mount", "up")) {
+      assertEquals(launcherEnvironment(role), new TreeMap<>(RoleProcess.environment(role)), role);
+    }
+    assertEquals("2", launcherEnvironment("mount").get("MALLOC_ARENA_MAX"), "bin/flowfs limits a mount's malloc arenas");
   }
 }
