@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.flowfs.common.StorageSpace;
 import org.flowfs.common.wire.IoOp.IoStatfsReq;
 import org.flowfs.common.wire.IoOp.IoStatfsResp;
 import org.flowfs.common.wire.MetaOp.MetaStatfsReq;
@@ -16,10 +17,14 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code flowfs df}: the capacity of every I/O server's storage target, and of the whole file system. */
+/**
+ * {@code flowfs df}: the capacity of the file system under every server's storage, and of the whole
+ * file system: each disk once ({@link StorageSpace#sum}), as {@code df} on a mount shows it.
+ */
 @Command(name = "df", mixinStandardHelpOptions = true,
-    description = {"Show the capacity of each I/O server's storage target and the total, and how many objects "
-        + "the metadata server holds.",
+    description = {"Show the capacity of the file system each server stores on (the I/O servers' datafiles, the "
+        + "metadata server's store with the heads of files) and the total, counting a file system that several "
+        + "servers share once, and how many objects the metadata server holds.",
         "Exit status: 0 if every server answered, 1 otherwise (the others are still shown)."})
 final class DfCommand implements Callable<Integer> {
   @Mixin
@@ -36,9 +41,7 @@ final class DfCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     List<Map<String, Object>> io = new ArrayList<>();
     Map<String, Object> meta = new LinkedHashMap<>();
-    long total = 0;
-    long free = 0;
-    long avail = 0;
+    List<StorageSpace> spaces = new ArrayList<>();
     long datafiles = 0;
     boolean allOk = true;
     try (Tools.Servers servers = new Tools.Servers(options.load(), options.timeout())) {
@@ -50,6 +53,8 @@ final class DfCommand implements Callable<Integer> {
             meta.put("ok", true);
             meta.put("objects", m.objects());
             meta.put("directories", m.directories());
+            put(meta, m.space());
+            spaces.add(m.space());
           } catch (RuntimeException e) {
             allOk = false;
             meta.put("ok", false);
@@ -63,14 +68,9 @@ final class DfCommand implements Callable<Integer> {
         try {
           IoStatfsResp st = s.call(new IoStatfsReq(), servers.timeout);
           r.put("ok", true);
-          r.put("size", st.total());
-          r.put("used", st.total() - st.free());
-          r.put("available", st.available());
-          r.put("use_percent", percent(st.total() - st.free(), st.total() - st.free() + st.available()));
+          put(r, st.space());
           r.put("datafiles", st.datafiles());
-          total += st.total();
-          free += st.free();
-          avail += st.available();
+          spaces.add(st.space());
           datafiles += st.datafiles();
         } catch (RuntimeException e) {
           allOk = false;
@@ -81,10 +81,8 @@ final class DfCommand implements Callable<Integer> {
       }
     }
     Map<String, Object> sum = new LinkedHashMap<>();
-    sum.put("size", total);
-    sum.put("used", total - free);
-    sum.put("available", avail);
-    sum.put("use_percent", percent(total - free, total - free + avail));
+    put(sum, StorageSpace.sum(spaces));
+    sum.put("file_systems", spaces.stream().mapToLong(StorageSpace::device).filter(d -> d != 0).distinct().count());
     sum.put("datafiles", datafiles);
     if (options.json) {
       Map<String, Object> doc = new LinkedHashMap<>();
@@ -104,7 +102,13 @@ final class DfCommand implements Callable<Integer> {
               "FAILED: " + r.get("error")});
         }
       }
-      rows.add(row("total", io.size() + " servers", sum));
+      if ((Boolean) meta.get("ok")) {
+        String[] m = row("metaserver", (String) meta.get("address"), meta);
+        m[6] = "-";
+        rows.add(m);
+      }
+      long n = (Long) sum.get("file_systems");
+      rows.add(row("total", n == 1 ? "1 file system" : n + " file systems", sum));
       Tools.table(out, rows);
       if ((Boolean) meta.get("ok")) {
         out.println("metaserver " + meta.get("address") + ": " + meta.get("objects") + " objects, "
@@ -115,6 +119,14 @@ final class DfCommand implements Callable<Integer> {
     }
     out.flush();
     return allOk ? 0 : 1;
+  }
+
+  /** Size, used, available and use% of {@code s} into {@code r}. */
+  private static void put(Map<String, Object> r, StorageSpace s) {
+    r.put("size", s.total());
+    r.put("used", s.total() - s.free());
+    r.put("available", s.available());
+    r.put("use_percent", percent(s.total() - s.free(), s.total() - s.free() + s.available()));
   }
 
   private String[] row(String name, String where, Map<String, Object> r) {

@@ -45,14 +45,11 @@ public interface BStreamStore extends AutoCloseable {
   /** Datafiles that exist, in handle order, after {@code cursor} (a handle id, 0 for the first). */
   List<Handle> list(long cursor, int max);
 
-  /** Capacity of the storage, in bytes. */
-  Space space();
+  /** Capacity of the file system the storage is on. */
+  org.flowfs.common.StorageSpace space();
 
   long count();
 
   @Override
   void close();
-
-  /** Capacity of a store in bytes. */
-  record Space(long total, long free, long available) {}
 }

@@ -7,7 +7,6 @@ import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -23,6 +22,7 @@ import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.NamedThreads;
+import org.flowfs.common.StorageSpace;
 
 /**
  * Datafiles as local files: {@code <dir>/data/<bb>/<handle in hex>}, {@code bb} the low byte of
@@ -47,7 +47,6 @@ import org.flowfs.common.NamedThreads;
 final class FileBStreamStore implements BStreamStore {
   private final Path data;
   private final int server;
-  private final FileStore fileStore;
   private final Cache<Handle, Chan> open;
   private final AtomicLong count = new AtomicLong();
   private final DatafilePool pool;
@@ -135,7 +134,6 @@ final class FileBStreamStore implements BStreamStore {
       locks[b] = new Object();
     }
     this.pool = new DatafilePool(data.resolve("free"), poolMax, poolReady);
-    this.fileStore = Files.getFileStore(data);
     this.open = Caffeine.newBuilder()
         .maximumSize(maxOpen)
         .executor(Runnable::run)
@@ -459,12 +457,8 @@ final class FileBStreamStore implements BStreamStore {
   }
 
   @Override
-  public Space space() {
-    try {
-      return new Space(fileStore.getTotalSpace(), fileStore.getUnallocatedSpace(), fileStore.getUsableSpace());
-    } catch (IOException e) {
-      throw new FsException(Errno.EIO, "statfs failed: " + e.getMessage(), e);
-    }
+  public StorageSpace space() {
+    return StorageSpace.of(data);
   }
 
   @Override

@@ -14,6 +14,7 @@ import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.NamedThreads;
+import org.flowfs.common.StorageSpace;
 import org.flowfs.common.Version;
 import org.flowfs.common.config.FlowFsConfig;
 import org.flowfs.common.config.IoServerConfig;
@@ -279,8 +280,8 @@ public final class IoServer implements AutoCloseable {
       return OkResp.INSTANCE;
     });
     t.blocking(IoStatfsReq.class, Access.READ_ONLY, pool, (q, ctx) -> {
-      BStreamStore.Space s = store.space();
-      return new IoStatfsResp(s.total(), s.free(), s.available(), store.count());
+      StorageSpace s = store.space();
+      return new IoStatfsResp(s.total(), s.free(), s.available(), s.device(), store.count());
     });
     t.blocking(ListReq.class, Access.READ_ONLY, pool, (q, ctx) -> new HandlesResp(store.list(q.cursor(), q.max())));
     return t;

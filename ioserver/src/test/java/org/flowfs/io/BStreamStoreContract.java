@@ -282,10 +282,11 @@ abstract class BStreamStoreContract {
 
   @Test
   void space_isConsistent() {
-    BStreamStore.Space s = store.space();
+    org.flowfs.common.StorageSpace s = store.space();
     assertTrue(s.total() > 0);
     assertTrue(s.free() >= 0 && s.free() <= s.total());
     assertTrue(s.available() >= 0 && s.available() <= s.free());
+    assertTrue(s.device() != 0, "a store on disk names its file system");
   }
 
   @Test

@@ -182,6 +182,7 @@ class IoServerTest {
     write(a, 0, new byte[1]);
     IoStatfsResp s = call(new IoStatfsReq());
     assertTrue(s.total() > 0 && s.free() <= s.total() && s.available() <= s.free(), s::toString);
+    assertTrue(s.device() != 0, s::toString);
     assertEquals(2, s.datafiles());
     assertEquals(OkResp.INSTANCE, call(new SyncReq(a, false)));
     assertEquals(OkResp.INSTANCE, call(new SyncReq(precreate(), true)));

@@ -20,6 +20,7 @@ import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
 import org.flowfs.common.NamedThreads;
+import org.flowfs.common.StorageSpace;
 import org.flowfs.common.Version;
 import org.flowfs.common.config.FlowFsConfig;
 import org.flowfs.common.config.LayoutConfig;
@@ -187,7 +188,9 @@ public final class MetaServer implements AutoCloseable {
         CompletableFuture.completedFuture(new XattrNamesResp(store.listxattr(q.handle()))));
     t.blocking(MetaStatfsReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
       MetadataStore.Counts c = store.counts();
-      return new MetaStatfsResp(c.objects(), c.directories(), config.ioServers().size());
+      StorageSpace disk = StorageSpace.of(config.meta().requireDir());
+      return new MetaStatfsResp(c.objects(), c.directories(), config.ioServers().size(),
+          disk.total(), disk.free(), disk.available(), disk.device());
     });
     t.blocking(org.flowfs.common.wire.MetaOp.MetaSyncReq.class, Access.MODIFY, readers, (q, ctx) -> {
       store.sync();

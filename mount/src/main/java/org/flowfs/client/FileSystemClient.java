@@ -20,6 +20,7 @@ import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
 import org.flowfs.common.Names;
+import org.flowfs.common.StorageSpace;
 import org.flowfs.common.config.FlowConfig;
 import org.flowfs.common.config.FlowFsConfig;
 import org.flowfs.common.flow.BufferedFlowProtocol;
@@ -1359,17 +1360,14 @@ public final class FileSystemClient implements AutoCloseable {
       fs.add(peers.io(i).call(new IoStatfsReq()));
     }
     MetaStatfsResp m = meta(new MetaStatfsReq());
-    long total = 0;
-    long free = 0;
-    long avail = 0;
+    List<StorageSpace> spaces = new ArrayList<>();
+    spaces.add(m.space());
     for (CompletableFuture<IoStatfsResp> f : fs) {
-      IoStatfsResp r = Await.get(f, timeout);
-      total += r.total();
-      free += r.free();
-      avail += r.available();
+      spaces.add(Await.get(f, timeout).space());
     }
+    StorageSpace all = StorageSpace.sum(spaces);
     long freeFiles = 1L << 32;
-    return new FsStat(total, free, avail, m.objects() + freeFiles, freeFiles, peers.ioCount());
+    return new FsStat(all.total(), all.free(), all.available(), m.objects() + freeFiles, freeFiles, peers.ioCount());
   }
 
   @Override

@@ -125,24 +125,27 @@ class OperatorToolsTest {
   }
 
   @Test
-  void df_perServerAndTotal() {
+  void df_perServerAndTotal_countsTheSharedDiskOnce() throws IOException {
     Map<String, Object> doc = ok("df", "--config", conf.toString(), "--json").json();
     List<Map<String, Object>> io = list(doc.get("ioservers"));
     assertEquals(4, io.size());
-    long size = 0;
-    long avail = 0;
+    // every server of this deployment stores under one temporary directory: one file system
+    long disk = Files.getFileStore(root).getTotalSpace();
     for (Map<String, Object> s : io) {
       assertEquals(true, s.get("ok"));
-      assertTrue(((Number) s.get("size")).longValue() > 0);
-      size += ((Number) s.get("size")).longValue();
-      avail += ((Number) s.get("available")).longValue();
+      assertEquals(disk, ((Number) s.get("size")).longValue());
     }
+    Map<String, Object> meta = map(doc.get("metaserver"));
+    assertEquals(disk, ((Number) meta.get("size")).longValue(), "the metadata store's file system");
+    assertTrue(((Number) meta.get("objects")).longValue() >= 1);
     Map<String, Object> total = map(doc.get("total"));
-    assertEquals(size, ((Number) total.get("size")).longValue());
-    assertEquals(avail, ((Number) total.get("available")).longValue());
-    assertTrue(((Number) map(doc.get("metaserver")).get("objects")).longValue() >= 1);
+    assertEquals(disk, ((Number) total.get("size")).longValue(), "the one disk, not five times it");
+    assertEquals(1L, ((Number) total.get("file_systems")).longValue());
+    long used = ((Number) total.get("used")).longValue();
+    assertTrue(used > 0 && used <= disk, total::toString);
     Run text = ok("df", "--config", conf.toString());
-    assertTrue(text.out().contains("ioserver 3") && text.out().contains("total"), text.out());
+    assertTrue(text.out().contains("ioserver 3") && text.out().contains("metaserver")
+        && text.out().contains("1 file system "), text.out());
   }
 
   @Test

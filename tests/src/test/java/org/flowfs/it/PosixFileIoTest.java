@@ -221,6 +221,8 @@ class PosixFileIoTest extends PosixSuite {
     assertEquals(used + 3, used(sh(d, "rm f1 f2; rmdir sub; probe statfs .")), "after removing three");
     // df agrees with statfs
     assertEquals(String.valueOf(blocks * bsize), sh(d, "df -B1 --output=size . | tail -1").strip());
+    // the servers all store under this test's directory: df shows that one disk, not once per server
+    assertEquals(sh(tmp, "df -B1 --output=size . | tail -1").strip(), String.valueOf(blocks * bsize));
   }
 
   /** Files less free files, from probe statfs's output. */

@@ -99,9 +99,16 @@ public sealed interface IoOp extends Message {
   @Wire(211)
   record IoStatfsReq() implements IoOp, Req<IoStatfsResp> {}
 
-  /** Capacity of the server's storage directory, in bytes, and its datafile count. */
+  /**
+   * Capacity of the file system holding the server's storage directory, in bytes, which file
+   * system that is ({@link org.flowfs.common.StorageSpace#device}), and the datafile count.
+   */
   @Wire(212)
-  record IoStatfsResp(long total, long free, long available, long datafiles) implements IoOp {}
+  record IoStatfsResp(long total, long free, long available, long device, long datafiles) implements IoOp {
+    public org.flowfs.common.StorageSpace space() {
+      return new org.flowfs.common.StorageSpace(total, free, available, device);
+    }
+  }
 
   /** Datafile handles stored on this server, in order, after {@code cursor} (for fsck). */
   @Wire(213)

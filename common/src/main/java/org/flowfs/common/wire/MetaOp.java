@@ -193,8 +193,17 @@ public sealed interface MetaOp extends Message {
   @Wire(115)
   record MetaStatfsReq() implements MetaOp, Req<MetaStatfsResp> {}
 
+  /**
+   * Object counts, and the capacity of the file system holding the metadata store (metadata and
+   * the heads of files), as {@link IoOp.IoStatfsResp}'s; all zero for a store kept in memory.
+   */
   @Wire(116)
-  record MetaStatfsResp(long objects, long directories, long ioServers) implements MetaOp {}
+  record MetaStatfsResp(long objects, long directories, long ioServers, long total, long free, long available,
+      long device) implements MetaOp {
+    public org.flowfs.common.StorageSpace space() {
+      return new org.flowfs.common.StorageSpace(total, free, available, device);
+    }
+  }
 
   @Wire(117)
   record SetxattrReq(Handle handle, String name, byte[] value, int flags) implements MetaOp, Req<CommonOp.OkResp> {
