@@ -2,6 +2,7 @@ package org.flowfs.fuse;
 
 import io.netty.buffer.ByteBuf;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicLong;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
@@ -22,8 +23,12 @@ final class PageStore {
   private static final Logger LOG = LoggerFactory.getLogger(PageStore.class);
   /** The notification header + fuse_notify_store_out (nodeid, offset, size, padding). */
   private static final int HEADER = FuseWire.OUT_HEADER + 24;
-  /** Stores waiting at most (with 64 KiB blocks, 16 MiB); past that new ones are dropped. */
-  private static final int MAX_QUEUED = 512;
+  /**
+   * Bytes of stores waiting at most; past that new ones are dropped. In bytes, not stores: a file
+   * that fits in the page cache is read around in blocks of up to a MiB, and 512 such stores (the
+   * earlier bound) held up to 512 MiB while random reads ran.
+   */
+  static final long MAX_QUEUED_BYTES = 32L << 20;
   /** The node of the READ the calling FUSE thread is processing, or 0. */
   private static final ThreadLocal<long[]> NODE = ThreadLocal.withInitial(() -> new long[1]);
 
@@ -34,6 +39,8 @@ final class PageStore {
   private final int fd;
   private final Counters counters;
   private final LinkedBlockingQueue<Job> queue = new LinkedBlockingQueue<>();
+  /** Bytes of the stores in {@link #queue}. */
+  private final AtomicLong queuedBytes = new AtomicLong();
   private final Thread thread;
   private volatile boolean stopped;
   private Pointer out;
@@ -60,7 +67,9 @@ final class PageStore {
       return null;
     }
     return s -> {
-      if (queue.size() >= MAX_QUEUED) { // the store thread is behind: these pages are not worth waiting for
+      int n = s.data().readableBytes();
+      if (queuedBytes.addAndGet(n) > MAX_QUEUED_BYTES) { // the store thread is behind: these pages are not worth waiting for
+        queuedBytes.addAndGet(-n);
         s.data().release();
         counters.increment("read-around.dropped");
         return;
@@ -79,6 +88,7 @@ final class PageStore {
     try {
       while (!stopped) {
         Job j = queue.take();
+        queuedBytes.addAndGet(-j.store.data().readableBytes());
         try {
           if (j.store.begin()) {
             try {
