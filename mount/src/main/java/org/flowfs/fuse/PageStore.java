@@ -34,21 +34,28 @@ final class PageStore {
 
   private record Job(long node, PageSink.Pages store) {}
 
-  private final InitChannel.LibC libc;
-  private final Runtime rt;
-  private final int fd;
+  /** Hands one store to the kernel; false if it refused it. */
+  @FunctionalInterface
+  interface Kernel {
+    boolean store(long node, long offset, ByteBuf data);
+  }
+
+  private final Kernel kernel;
   private final Counters counters;
   private final LinkedBlockingQueue<Job> queue = new LinkedBlockingQueue<>();
   /** Bytes of the stores in {@link #queue}. */
   private final AtomicLong queuedBytes = new AtomicLong();
   private final Thread thread;
   private volatile boolean stopped;
-  private Pointer out;
 
+  /** Stores with FUSE_NOTIFY_STORE written to the FUSE device {@code fd}. */
   PageStore(InitChannel.LibC libc, Runtime rt, int fd, Counters counters) {
-    this.libc = libc;
-    this.rt = rt;
-    this.fd = fd;
+    this(new Device(libc, rt, fd), counters);
+  }
+
+  /** Stores through {@code kernel} (tests hand one of their own). */
+  PageStore(Kernel kernel, Counters counters) {
+    this.kernel = kernel;
     this.counters = counters;
     this.thread = new Thread(this::run, "fuse-store");
     thread.setDaemon(true);
@@ -62,7 +69,11 @@ final class PageStore {
 
   /** A sink for the file of the READ the calling FUSE thread is processing; null if it is not processing one. */
   PageSink forThisRead() {
-    long node = NODE.get()[0];
+    return forNode(NODE.get()[0]);
+  }
+
+  /** A sink for the file of kernel node {@code node}; null for node 0 or once stopped. */
+  PageSink forNode(long node) {
     if (node == 0 || stopped) {
       return null;
     }
@@ -75,6 +86,9 @@ final class PageStore {
         return;
       }
       queue.add(new Job(node, s));
+      if (stopped) { // the store thread may have drained the queue already
+        drain();
+      }
     };
   }
 
@@ -104,34 +118,68 @@ final class PageStore {
     } catch (InterruptedException e) {
       // stopped
     }
+    drain();
+  }
+
+  /** Releases the stores waiting, unstored. */
+  private void drain() {
     for (Job j; (j = queue.poll()) != null; ) {
+      queuedBytes.addAndGet(-j.store.data().readableBytes());
       j.store.data().release();
     }
   }
 
+  /** Bytes of the stores waiting (not the one being written). */
+  long queuedBytes() {
+    return queuedBytes.get();
+  }
+
   private void write(long node, long offset, ByteBuf data) {
     int n = data.readableBytes();
-    if (out == null || out.size() < HEADER + n) {
-      out = Memory.allocateDirect(rt, HEADER + Math.max(n, 1 << 20));
-    }
-    FuseWire.notifyHeader(out, HEADER + n, FuseWire.NOTIFY_STORE);
-    out.putLong(16, node);
-    out.putLong(24, offset);
-    out.putInt(32, n);
-    out.putInt(36, 0);
-    if (data.hasMemoryAddress()) {
-      out.transferFrom(HEADER, Pointer.wrap(rt, data.memoryAddress() + data.readerIndex()), 0, n);
-    } else {
-      byte[] b = new byte[n];
-      data.getBytes(data.readerIndex(), b);
-      out.put(HEADER, b, 0, n);
-    }
-    if (libc.write(fd, out, HEADER + n) < 0) {
+    if (!kernel.store(node, offset, data)) {
       counters.increment("read-around.failed"); // the kernel forgot the node (ENOENT), say: a later read asks again
-      LOG.debug("storing {} bytes at {} of node {} failed: errno {}", n, offset, node, rt.getLastError());
       return;
     }
     counters.increment("read-around.stores");
     counters.add("read-around.bytes", n);
+  }
+
+  /** The FUSE device: FUSE_NOTIFY_STORE, header and bytes in one write. */
+  private static final class Device implements Kernel {
+    private final InitChannel.LibC libc;
+    private final Runtime rt;
+    private final int fd;
+    private Pointer out; // the store thread's only
+
+    Device(InitChannel.LibC libc, Runtime rt, int fd) {
+      this.libc = libc;
+      this.rt = rt;
+      this.fd = fd;
+    }
+
+    @Override
+    public boolean store(long node, long offset, ByteBuf data) {
+      int n = data.readableBytes();
+      if (out == null || out.size() < HEADER + n) {
+        out = Memory.allocateDirect(rt, HEADER + Math.max(n, 1 << 20));
+      }
+      FuseWire.notifyHeader(out, HEADER + n, FuseWire.NOTIFY_STORE);
+      out.putLong(16, node);
+      out.putLong(24, offset);
+      out.putInt(32, n);
+      out.putInt(36, 0);
+      if (data.hasMemoryAddress()) {
+        out.transferFrom(HEADER, Pointer.wrap(rt, data.memoryAddress() + data.readerIndex()), 0, n);
+      } else {
+        byte[] b = new byte[n];
+        data.getBytes(data.readerIndex(), b);
+        out.put(HEADER, b, 0, n);
+      }
+      if (libc.write(fd, out, HEADER + n) < 0) {
+        LOG.debug("storing {} bytes at {} of node {} failed: errno {}", n, offset, node, rt.getLastError());
+        return false;
+      }
+      return true;
+    }
   }
 }
