@@ -206,7 +206,8 @@ public final class IoServer implements AutoCloseable {
               .fileReq(q.fileReq().toRequest())
               .fileReqOffset(q.fileReqOffset())
               .aggregateSize(q.aggregateSize())
-              .fileData(new FileData(q.fsize(), q.serverNr(), q.serverCount(), Distributions.of(q.dist()), q.write()));
+              .fileData(FileData.forFlow(q.fsize(), q.serverNr(), q.serverCount(), Distributions.of(q.dist()), q.head(),
+                  q.write()));
           Endpoint net = new NetEndpoint(ctx.channel());
           Endpoint disk = new StoreEndpoint(flowStorage, h);
           d.src(q.write() ? net : disk).dest(q.write() ? disk : net);

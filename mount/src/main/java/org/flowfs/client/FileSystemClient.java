@@ -1108,9 +1108,9 @@ public final class FileSystemClient implements AutoCloseable {
 
   /**
    * The size a typed write makes the file at least: where a monotone request ends, else what the
-   * datafiles hold. Of a file with a head, datafile bytes below the head's end are spare copies
-   * (a truncate within the head leaves them; no read takes them): there the request's own bytes in
-   * the head count instead.
+   * datafiles hold. Of a file with a head, the request's own bytes in the head count, and datafile
+   * bytes below the head's end do not: typed writes of earlier versions left spare copies of head
+   * bytes there (a truncate within the head leaves them; no read takes them).
    */
   private CompletableFuture<Long> typedWriteEnd(Layout layout, Request fileReq, long displacement, long aggregate) {
     long end = typedEnd(fileReq, displacement, aggregate);

@@ -211,19 +211,27 @@ final class FlowDataPath implements DataPath {
     }
   }
 
+  /** {@link #transfer(Layout, Request, long, long, ByteBuf, Request, boolean, long, long)} of a file without a head. */
+  CompletableFuture<Void> transfer(Layout layout, Request fileReq, long fileReqOffset, long aggregate,
+      ByteBuf mem, Request memReq, boolean write, long fsize) {
+    return transfer(layout, fileReq, fileReqOffset, aggregate, mem, memReq, write, fsize, 0);
+  }
+
   /**
    * Moves {@code aggregate} bytes of {@code fileReq} tiled from {@code fileReqOffset} between
    * {@code mem} (laid out by {@code memReq}, or contiguous from index 0) and the file, one flow
-   * per server that holds some of them, all at once. A read stops at {@code fsize}.
+   * per server that holds some of them, all at once. A read stops at {@code fsize}. With {@code
+   * head} above 0 the flows leave out the file's first {@code head} bytes (the metadata server's:
+   * the caller moves those).
    */
   CompletableFuture<Void> transfer(Layout layout, Request fileReq, long fileReqOffset, long aggregate,
-      ByteBuf mem, Request memReq, boolean write, long fsize) {
+      ByteBuf mem, Request memReq, boolean write, long fsize, long head) {
     Distribution dist = Distributions.of(layout.dist());
     int n = layout.serverCount();
     RequestSpec spec = RequestSpec.of(fileReq);
     List<CompletableFuture<?>> all = new ArrayList<>();
     for (int s = 0; s < n; s++) {
-      FileData fd = new FileData(fsize, s, n, dist, write);
+      FileData fd = FileData.forFlow(fsize, s, n, dist, head, write);
       FlowDescriptor d = flows.alloc()
           .type(protocol)
           .fileReq(fileReq)
@@ -244,7 +252,7 @@ final class FlowDataPath implements DataPath {
       CompletableFuture<FlowDescriptor> done = io.conduit().thenCompose(c -> {
         d.tag(tag);
         FlowReq req = new FlowReq(tag, h, write, spec, fileReqOffset, aggregate, layout.dist(), d.fileData().serverNr(),
-            n, write ? 0 : fsize, protocol);
+            n, write ? 0 : fsize, protocol, head);
         if (write) {
           // handshake first: the data may flow once the server said it is ready
           return c.call(req).thenCompose(ack -> {

@@ -137,15 +137,15 @@ final class HeadDataPath implements DataPath {
 
   /**
    * A typed transfer ({@link FlowDataPath#transfer}) on this file: the flows to the I/O servers move
-   * every byte of the request, the head's too (spare copies there: no read takes head bytes from a
-   * datafile), and the head's bytes also go to the metadata server, or come from it over what the
-   * flows brought, once they are done.
+   * the request's bytes past the head, and the head's bytes go to the metadata server, or come from
+   * it into their places in memory once the flows are done.
    */
   CompletableFuture<Void> transfer(Layout layout, Request fileReq, long displacement,
       long aggregate, ByteBuf mem, Request memReq, boolean write, long fsize) {
     List<HeadPieces.Piece> pieces = HeadPieces.of(fileReq, displacement, aggregate, memReq, layout.headBytes(),
         fsize, write);
-    CompletableFuture<Void> moved = datafiles.transfer(layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
+    CompletableFuture<Void> moved = datafiles.transfer(layout, fileReq, displacement, aggregate, mem, memReq, write, fsize,
+        layout.headBytes());
     if (pieces.isEmpty()) {
       return moved;
     }

@@ -73,8 +73,10 @@ class TypedIoTest {
     for (Request r : fileReqs) {
       for (DistSpec d : dists) {
         for (int servers : new int[] {1, 2, 4}) {
-          out.add(Arguments.of(r, d, servers, false));
-          out.add(Arguments.of(r, d, servers, true));
+          for (long disp : new long[] {4000, PAST_HEAD}) {
+            out.add(Arguments.of(r, d, servers, false, disp));
+            out.add(Arguments.of(r, d, servers, true, disp));
+          }
         }
       }
     }
@@ -96,10 +98,16 @@ class TypedIoTest {
     return out;
   }
 
-  @ParameterizedTest(name = "{0} over {2} server(s) of {1}, noncontiguous memory {3}")
+  /**
+   * A displacement past the head (the first 64 KiB of a file, the metadata server's): a request tiled
+   * from there moves every byte in flows; from 4,000 most requests lie in the head or straddle it.
+   */
+  static final long PAST_HEAD = 70_000;
+
+  @ParameterizedTest(name = "{0} over {2} server(s) of {1}, noncontiguous memory {3}, from {4}")
   @MethodSource("cases")
-  void typedWriteAndRead_matchTheTypemap(Request fileReq, DistSpec dist, int servers, boolean noncontiguousMemory) {
-    long disp = 4000;
+  void typedWriteAndRead_matchTheTypemap(Request fileReq, DistSpec dist, int servers, boolean noncontiguousMemory,
+      long disp) {
     long aggregate = fileReq.size() * 3 + fileReq.size() / 2; // tiled, ending mid-instance
     Request memReq = noncontiguousMemory ? Request.hvector(1, 5, 9, Request.INT8) : null;
     long[] fileOff = offsets(fileReq, disp, aggregate);
@@ -152,9 +160,56 @@ class TypedIoTest {
   }
 
   /**
-   * A file with a head: a typed write leaves spare copies of the head's bytes in the datafiles, a
-   * truncate within the head leaves those, and a later non-monotone typed write still makes the
-   * size it should (not what the spare copies reach); POSIX-style and typed reads agree.
+   * A typed write across a file's head: the flows carry only the bytes past the head (the head's go
+   * to the metadata server, once), and typed and whole-file reads give back what was written.
+   */
+  @org.junit.jupiter.api.Test
+  void head_typedWriteAcrossIt_flowsCarryOnlyTheBytesPastIt() {
+    long head = cluster.config().layout().headBytes();
+    assertEquals(64 * 1024, head, "the default head, which PAST_HEAD and this request straddle");
+    Request blocks = Request.vector(1000, 50, 100, Request.BYTE); // 50 of every 100 bytes up to 99,950
+    long aggregate = blocks.size();
+    byte[] stream = new byte[(int) aggregate];
+    new Random(11).nextBytes(stream);
+    long[] at = offsets(blocks, 0, aggregate);
+    long pastHead = java.util.Arrays.stream(at).filter(o -> o >= head).count();
+    byte[] image = new byte[99_950];
+    for (int k = 0; k < aggregate; k++) {
+      image[(int) at[k]] = stream[k];
+    }
+    String path = "/typed-head-flows-" + files.incrementAndGet();
+    OpenFile f = fs.create(path, 0644, 0, Caller.ROOT, new SimpleStripe(4096).spec(), 4);
+    try {
+      long before = fs.counters().get("path.flow.bytes");
+      fs.write(f, blocks, 0, aggregate, Unpooled.wrappedBuffer(stream), null);
+      assertEquals(pastHead, fs.counters().get("path.flow.bytes") - before,
+          "bytes in flows: only those past the head (" + pastHead + " of " + aggregate + ")");
+      assertEquals(image.length, fs.getattr(path).size());
+
+      ByteBuf again = Unpooled.buffer((int) aggregate);
+      again.writeZero((int) aggregate);
+      assertEquals(aggregate, fs.read(f, blocks, 0, aggregate, again, null));
+      byte[] back = new byte[(int) aggregate];
+      again.getBytes(0, back);
+      assertArrayEquals(stream, back, "typed read");
+
+      ByteBuf whole = Unpooled.buffer(image.length);
+      whole.writeZero(image.length);
+      assertEquals(image.length, fs.read(f, Request.bytes(image.length), 0, image.length, whole, null));
+      byte[] file = new byte[image.length];
+      whole.getBytes(0, file);
+      assertArrayEquals(image, file, "whole-file read");
+    } finally {
+      fs.release(f);
+      fs.unlink(path);
+    }
+  }
+
+  /**
+   * A file with a head: a truncate within the head, then a non-monotone typed write, makes the
+   * size the two make (typed writes of earlier versions left spare copies of head bytes in the
+   * datafiles, which a truncate within the head did not cut: they must not count); POSIX-style and
+   * typed reads agree.
    */
   @org.junit.jupiter.api.Test
   void head_truncateWithinIt_thenNonMonotoneWrite_sizeIsTheWrites() {

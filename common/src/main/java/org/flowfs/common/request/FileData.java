@@ -3,6 +3,7 @@ package org.flowfs.common.request;
 import java.util.Objects;
 import org.flowfs.common.Layout;
 import org.flowfs.common.dist.Distribution;
+import org.flowfs.common.dist.PastHead;
 
 /**
  * What the request processor needs to know about the file (seed 003's {@code
@@ -42,12 +43,25 @@ public record FileData(
     if (fsize < 0) {
       throw new IllegalArgumentException("fsize must not be negative: " + fsize);
     }
-    if (serverCount < 1 || serverCount > Layout.MAX_DATAFILES || serverNr < 0 || serverNr >= serverCount) {
+    int most = distribution instanceof PastHead ? Layout.MAX_DATAFILES + 1 : Layout.MAX_DATAFILES;
+    if (serverCount < 1 || serverCount > most || serverNr < 0 || serverNr >= serverCount) {
       throw new IllegalArgumentException(
           "server " + serverNr + " of " + serverCount + " is not a valid server number (a file has 1.."
               + Layout.MAX_DATAFILES + " datafiles)");
     }
     Objects.requireNonNull(distribution, "distribution");
+  }
+
+  /**
+   * What both ends of a flow process with: datafile {@code serverNr} of {@code serverCount}, laid
+   * out by {@code distribution}; with {@code head} above 0, the file's first {@code head} bytes are
+   * the metadata server's and no flow moves them ({@link PastHead}).
+   */
+  public static FileData forFlow(long fsize, int serverNr, int serverCount, Distribution distribution, long head,
+      boolean extendFlag) {
+    return head > 0
+        ? new FileData(fsize, serverNr, serverCount + 1, new PastHead(distribution, head), extendFlag)
+        : new FileData(fsize, serverNr, serverCount, distribution, extendFlag);
   }
 
   /** The same file seen from server {@code nr}. */

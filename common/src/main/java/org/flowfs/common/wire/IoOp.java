@@ -128,16 +128,24 @@ public sealed interface IoOp extends Message {
    * aggregateSize} bytes of {@code fileReq} tiled from {@code fileReqOffset}. For a read the file
    * is {@code fsize} bytes long (nothing past it is sent); a write extends the file. The flows at
    * both ends carry {@code tag}; the answer, {@link FlowAck}, says the server is ready, and a write's
-   * data may follow. {@code protocol} names the flow protocol (null: the server's default).
+   * data may follow. {@code protocol} names the flow protocol (null: the server's default). A file
+   * whose first {@code head} bytes the metadata server keeps (0: none) moves none of them: both
+   * ends process with {@link org.flowfs.common.request.FileData#forFlow}.
    */
   @Wire(220)
   record FlowReq(long tag, Handle handle, boolean write, RequestSpec fileReq, long fileReqOffset, long aggregateSize,
-      DistSpec dist, int serverNr, int serverCount, long fsize, String protocol) implements IoOp, Req<FlowAck> {
+      DistSpec dist, int serverNr, int serverCount, long fsize, String protocol, long head) implements IoOp, Req<FlowAck> {
     public FlowReq {
       if (fileReqOffset < 0 || aggregateSize < 0 || fsize < 0 || serverCount <= 0 || serverNr < 0 || serverNr >= serverCount
-          || fileReq == null || dist == null || handle == null) {
+          || fileReq == null || dist == null || handle == null || head < 0 || head > org.flowfs.common.Layout.MAX_HEAD) {
         throw new IllegalArgumentException("flow request out of range");
       }
+    }
+
+    /** A flow of a file without a head. */
+    public FlowReq(long tag, Handle handle, boolean write, RequestSpec fileReq, long fileReqOffset, long aggregateSize,
+        DistSpec dist, int serverNr, int serverCount, long fsize, String protocol) {
+      this(tag, handle, write, fileReq, fileReqOffset, aggregateSize, dist, serverNr, serverCount, fsize, protocol, 0);
     }
   }
 
