@@ -2,8 +2,8 @@ package org.flowfs.client;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.flowfs.common.DistSpec;
-import org.flowfs.common.dist.Distribution;
+import org.flowfs.common.dist.Basic;
+import org.flowfs.common.dist.PastHead;
 import org.flowfs.common.request.FileData;
 import org.flowfs.common.request.Request;
 import org.flowfs.common.request.RequestCursor;
@@ -13,7 +13,7 @@ import org.flowfs.common.request.Segments;
 /**
  * The bytes of a typed request (a file request tiled from a displacement, a memory request) that
  * fall in a file's head: which file offsets, at which memory offsets. The request processor finds
- * them, with the head as server 0 of a two-server distribution ({@link Split}), so a monotone
+ * them, with the head as the extra server of {@link PastHead} over a one-server file, so a monotone
  * request far from the head costs nothing.
  */
 final class HeadPieces {
@@ -31,7 +31,7 @@ final class HeadPieces {
    */
   static List<Piece> of(Request fileReq, long displacement, long aggregate, Request memReq, long head, long fsize,
       boolean write) {
-    FileData fd = new FileData(fsize, 0, 2, new Split(head), write);
+    FileData fd = new FileData(fsize, 1, 2, new PastHead(new Basic(), head), write); // server 1: the head
     List<long[]> stream = segments(fileReq, displacement, aggregate, fd, RequestProcessor.Mode.CLIENT);
     if (stream.isEmpty()) {
       return List.of();
@@ -96,54 +96,5 @@ final class HeadPieces {
       }
     }
     return out;
-  }
-
-  /** Two servers: 0 holds the head, {@code [0, head)}, 1 the rest; offsets map to themselves. */
-  record Split(long head) implements Distribution {
-    @Override
-    public String name() {
-      return "head_split";
-    }
-
-    @Override
-    public DistSpec spec() {
-      return DistSpec.of(name(), head);
-    }
-
-    @Override
-    public int serverOf(long logical, int serverCount) {
-      return logical < head ? 0 : 1;
-    }
-
-    @Override
-    public long logicalToPhysical(long logical, int serverCount) {
-      return logical;
-    }
-
-    @Override
-    public long physicalToLogical(int server, long physical, int serverCount) {
-      return physical;
-    }
-
-    @Override
-    public long contiguousLength(long logical, int serverCount) {
-      return logical < head ? head - logical : Long.MAX_VALUE - logical;
-    }
-
-    @Override
-    public long nextMappedOffset(long logical, int server, int serverCount) {
-      if (server == 0) {
-        return logical < head ? logical : Long.MAX_VALUE;
-      }
-      return Math.max(logical, head);
-    }
-
-    @Override
-    public long physicalSize(long logicalSize, int server, int serverCount) {
-      if (server == 0) {
-        return Math.min(logicalSize, head);
-      }
-      return logicalSize > head ? logicalSize : 0;
-    }
   }
 }
