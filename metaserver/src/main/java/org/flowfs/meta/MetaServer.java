@@ -4,29 +4,25 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Counters;
 import org.flowfs.common.DirLock;
-import org.flowfs.common.DistSpec;
-import org.flowfs.common.Errno;
 import org.flowfs.common.FileType;
-import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
-import org.flowfs.common.Layout;
 import org.flowfs.common.NamedThreads;
 import org.flowfs.common.StorageSpace;
 import org.flowfs.common.Version;
 import org.flowfs.common.config.FlowFsConfig;
-import org.flowfs.common.config.LayoutConfig;
 import org.flowfs.common.dist.DirStripe;
-import org.flowfs.common.dist.Distributions;
-import org.flowfs.common.dist.SimpleStripe;
 import org.flowfs.common.rpc.Access;
 import org.flowfs.common.rpc.NetRuntime;
 import org.flowfs.common.rpc.OpTable;
@@ -79,9 +75,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The metadata server: serves the namespace from a {@link MetadataStore}, lays out new files over
- * the I/O servers from precreated handle pools, and removes the datafiles of deleted files.
- * Reads run on the {@code meta-read} pool; mutations are queued to the store's single writer and
- * answered after their group commit.
+ * the I/O servers from precreated handle pools ({@link FileLayouts}), and removes the datafiles of
+ * deleted files. It grants clients leases on directories, under which they create files locally
+ * and send them in batches ({@link DirLeaseOps}); meanwhile every other request touching a leased
+ * directory waits ({@link LeaseGate}). Reads run on the {@code meta-read} pool; mutations are
+ * queued to the store's single writer and answered after their group commit.
  */
 public final class MetaServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MetaServer.class);
@@ -94,10 +92,13 @@ public final class MetaServer implements AutoCloseable {
   private final DatafileReaper reaper;
   private final ExecutorService readers;
   private final Counters counters = new Counters();
+  private final FileLayouts layouts;
+  private final ScheduledExecutorService leaseTimer;
+  private final DirLeases leases;
+  private final DirLeaseOps leaseOps;
   private final RpcServer rpc;
-  private final AtomicInteger nextStart = new AtomicInteger();
 
-  private MetaServer(FlowFsConfig config, NetRuntime net, DirLock lock, MetadataStore store) {
+  private MetaServer(FlowFsConfig config, NetRuntime net, DirLock lock, MetadataStore store, Duration leaseTerm) {
     this.config = config;
     this.lock = lock;
     this.store = store;
@@ -105,15 +106,25 @@ public final class MetaServer implements AutoCloseable {
     this.pools = new DatafilePools(peers, config.meta().precreateBatch(), config.meta().precreateLowWater());
     this.reaper = new DatafileReaper(peers, store);
     this.readers = NamedThreads.pool("meta-read", config.meta().threads());
+    this.layouts = new FileLayouts(config, pools, store);
+    this.leaseTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreads("meta-leases"));
+    this.leaseOps = new DirLeaseOps(store, layouts, reaper, counters, leaseTerm,
+        (delayNs, task) -> leaseTimer.schedule(task, delayNs, TimeUnit.NANOSECONDS));
+    this.leases = leaseOps.leases();
     this.rpc = new RpcServer("metaserver", net, config.meta().address(), ops(), config.rpc(), MessageRegistry.DEFAULT, counters);
   }
 
   /** Opens the MapDB store in {@code meta.dir}; {@link #start()} then listens. */
   public static MetaServer open(FlowFsConfig config, NetRuntime net) throws IOException {
+    return open(config, net, DirLeases.TERM);
+  }
+
+  /** As {@link #open(FlowFsConfig, NetRuntime)}, directory leases lasting {@code leaseTerm} without a batch. */
+  static MetaServer open(FlowFsConfig config, NetRuntime net, Duration leaseTerm) throws IOException {
     DirLock lock = DirLock.acquire(config.meta().requireDir(), "metadata server");
     try {
       MetadataStore store = new MapDbMetadataStore(config.meta());
-      return new MetaServer(config, net, lock, store);
+      return new MetaServer(config, net, lock, store, leaseTerm);
     } catch (RuntimeException e) {
       lock.close();
       throw e;
@@ -234,7 +245,9 @@ public final class MetaServer implements AutoCloseable {
         ? CompletableFuture.completedFuture(openResp(store.open(q.handle(), 0)))
         : CompletableFuture.supplyAsync(() -> openResp(store.open(q.handle(), q.headLength())), readers));
     fsckOps(t);
-    return t;
+    OpTable gated = new LeaseGate(leases, store).guard(t);
+    leaseOps.register(gated);
+    return gated;
   }
 
   private static OpenResp openResp(MetadataStore.Opened o) {
@@ -274,9 +287,11 @@ public final class MetaServer implements AutoCloseable {
         }
       }
     });
-    // reserved: handles in the precreate pools, and datafiles queued for removal (not orphans)
+    // reserved: handles in the precreate pools and in live leases, and datafiles queued for
+    // removal (not orphans)
     t.blocking(FsckReservedReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
       List<Handle> reserved = new ArrayList<>(pools.pooled());
+      reserved.addAll(leases.reservedDatafiles());
       for (MetadataStore.Doomed d : store.doomed(Integer.MAX_VALUE)) {
         reserved.addAll(d.datafiles());
       }
@@ -284,12 +299,12 @@ public final class MetaServer implements AutoCloseable {
     });
   }
 
-  private static MetadataStore.SetAttr change(SetattrReq q) {
+  static MetadataStore.SetAttr change(SetattrReq q) {
     return new MetadataStore.SetAttr(q.mask(), q.mode(), q.uid(), q.gid(), q.size(), q.atimeNs(), q.mtimeNs());
   }
 
   /** A copy of a request's bytes; releases its payload, the reference the handler owns. */
-  private static byte[] takeBytes(HasPayload q) {
+  static byte[] takeBytes(HasPayload q) {
     try {
       return ByteBufUtil.getBytes(q.payload());
     } finally {
@@ -307,75 +322,24 @@ public final class MetaServer implements AutoCloseable {
       return store.createEntry(q.parent(), q.name(),
           new MetadataStore.NewObject(q.type(), q.mode(), q.uid(), q.gid(), q.rdev(), null, null), now());
     }
-    if (q.dist() == null && q.servers() == 0) {
-      // the directory's default layout (flowfs setstripe): one B-tree read in memory, on the
-      // event loop like a lookup, rather than a hand-over to the reader pool and back
-      return createFile(q, dirStripe(q.parent()));
-    }
-    return createFile(q, null);
-  }
-
-  /** The {@link DirStripe} stored on directory {@code dir}, or null (none, or unreadable). */
-  private DirStripe dirStripe(Handle dir) {
-    try {
-      return DirStripe.parse(store.getxattr(dir, DirStripe.XATTR));
-    } catch (FsException e) {
-      if (e.errno() != Errno.ENODATA) {
-        LOG.debug("ignoring {} of {}: {}", DirStripe.XATTR, dir, e.getMessage());
-      }
-      return null;
-    }
-  }
-
-  /** Creates a regular file laid out by the request, else {@code stripe} (may be null), else the config. */
-  private CompletableFuture<MetadataStore.NewEntry> createFile(CreateReq q, DirStripe stripe) {
-    int n = config.ioServers().size();
-    DistSpec dist = q.dist() != null ? q.dist()
-        : stripe != null && stripe.stripSize() > 0 ? new SimpleStripe(stripe.stripSize()).spec()
-        : defaultDist(config.layout());
-    Distributions.of(dist); // EINVAL for an unknown distribution
-    int count = q.servers() > 0 ? q.servers()
-        : stripe != null && stripe.servers() > 0 ? Math.min(stripe.servers(), n)
-        : config.layout().servers() > 0 ? config.layout().servers() : n;
-    if (count > n) {
-      throw new FsException(Errno.EINVAL, count + " datafiles asked for, " + n + " I/O servers exist");
-    }
-    int start = Math.floorMod(nextStart.getAndIncrement(), n);
-    List<CompletableFuture<Handle>> takes = new ArrayList<>(count);
-    for (int i = 0; i < count; i++) {
-      takes.add(pools.take((start + i) % n));
-    }
-    return CompletableFuture.allOf(takes.toArray(CompletableFuture[]::new)).handle((v, err) -> {
-      List<Handle> hs = new ArrayList<>(count);
-      for (CompletableFuture<Handle> f : takes) {
-        if (!f.isCompletedExceptionally()) {
-          hs.add(f.join());
-        }
-      }
-      if (err != null) {
-        hs.forEach(pools::giveBack);
-        throw new FsException(Errno.EIO, "cannot reserve datafiles: " + Errno.unwrap(err).getMessage());
-      }
-      return hs;
-    }).thenCompose(hs -> store.createEntry(q.parent(), q.name(), new MetadataStore.NewObject(FileType.REGULAR,
-            q.mode(), q.uid(), q.gid(), 0, new Layout(dist, hs, config.layout().headBytes()), null), now())
+    // the directory's default layout (flowfs setstripe): one B-tree read in memory, on the
+    // event loop like a lookup, rather than a hand-over to the reader pool and back
+    DirStripe stripe = q.dist() == null && q.servers() == 0 ? layouts.dirStripe(q.parent()) : null;
+    FileLayouts.Placement p = layouts.place(q.dist(), q.servers(), stripe);
+    return layouts.take(List.of(p)).thenCompose(ls -> store.createEntry(q.parent(), q.name(),
+            new MetadataStore.NewObject(FileType.REGULAR, q.mode(), q.uid(), q.gid(), 0, ls.get(0), null), now())
         .whenComplete((a, err) -> {
           if (err != null) {
-            hs.forEach(pools::giveBack);
+            layouts.giveBack(ls.get(0));
           }
         }));
-  }
-
-  static DistSpec defaultDist(LayoutConfig layout) {
-    return switch (layout.distribution()) {
-      case org.flowfs.common.dist.Basic.NAME -> new org.flowfs.common.dist.Basic().spec();
-      default -> new SimpleStripe(layout.stripSize()).spec();
-    };
   }
 
   @Override
   public void close() {
     rpc.close();
+    leases.close(); // requests waiting for a lease run (and release what they hold)
+    leaseTimer.shutdownNow();
     reaper.close();
     NamedThreads.shutdown(readers, 5000);
     store.close();

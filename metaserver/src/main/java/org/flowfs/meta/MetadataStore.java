@@ -181,6 +181,30 @@ public interface MetadataStore extends AutoCloseable {
    */
   CompletableFuture<Attr> headFlush(Handle handle, long offset, byte[] bytes, SetAttr change, long nowNs);
 
+  /**
+   * Hands out {@code n} metadata handles for files {@link #createBatch} creates later, and reads
+   * the ctime of directory {@code dir} in the same mutation: a mutation runs after every one
+   * submitted before it, so the ctime holds every change submitted before this call. The handles
+   * are consecutive; nothing else changes (a handle never used stays unused).
+   *
+   * @throws org.flowfs.common.FsException ENOENT, ENOTDIR ({@code dir}), EINVAL ({@code n < 1}),
+   *     ENOSPC (handles exhausted)
+   */
+  CompletableFuture<Reservation> reserveHandles(Handle dir, int n);
+
+  /**
+   * Creates regular files in {@code parent}, in order, in one mutation: each with the handle a
+   * {@link #reserveHandles} handed out (EINVAL for one not handed out, or whose object exists)
+   * and as {@link #create} makes them otherwise; then writes its head bytes as {@link #headWrite}
+   * and, when it has one, makes its change as {@link #setattr} (as {@link #headFlush}). An entry
+   * that fails changes nothing (its outcome is its errno) and the others still apply. The store
+   * does not know which handles were used and removed since: the caller keeps track of them.
+   * The caller may reuse the head arrays once this returns.
+   *
+   * @return one outcome per entry, in order
+   */
+  CompletableFuture<List<Created>> createBatch(Handle parent, List<BatchEntry> entries, long nowNs);
+
   /** @throws org.flowfs.common.FsException ENOENT, ENODATA */
   CompletableFuture<Void> removexattr(Handle handle, String name, long nowNs);
 
@@ -235,6 +259,33 @@ public interface MetadataStore extends AutoCloseable {
    * object's: the server stamps both with the same time).
    */
   record NewEntry(Attr attr, long parentWasNs) {}
+
+  /**
+   * {@code count} handles from {@code first} on (consecutive), and the directory's ctime when they
+   * were handed out.
+   */
+  record Reservation(Handle first, int count, long dirCtimeNs) {
+    /** Handle {@code i} of the reservation, {@code 0 <= i < count}. */
+    public Handle handle(int i) {
+      java.util.Objects.checkIndex(i, count);
+      return Handle.of(first.server(), first.local() + i);
+    }
+  }
+
+  /**
+   * One file of a {@link #createBatch}: {@code name}, its reserved {@code handle}, the object
+   * (a regular file with its layout), {@code head} written at {@code headOffset} (empty: none),
+   * and {@code change} (null: none).
+   */
+  record BatchEntry(String name, Handle handle, NewObject obj, long headOffset, byte[] head, SetAttr change) {
+    public BatchEntry {
+      java.util.Objects.requireNonNull(handle, "handle");
+      java.util.Objects.requireNonNull(head, "head");
+    }
+  }
+
+  /** The outcome of one {@link BatchEntry}: what it made, or ({@code entry} null) its errno. */
+  record Created(NewEntry entry, org.flowfs.common.Errno errno) {}
 
   /**
    * The removed object's attributes (nlink already decremented), whether it is gone, and its

@@ -192,21 +192,133 @@ final class Namespace {
     Names.checkNew(name);
     byte[] target = checkNewObject(obj);
     Inode parent = loadDir(parentHandle);
-    byte[] key = Keys.of(parent.handle, Keys.utf8(name));
-    if (t.entries().containsKey(key)) {
-      throw new FsException(Errno.EEXIST, name);
-    }
-    boolean dir = obj.type() == FileType.DIRECTORY;
-    if (dir && parent.nlink >= LINK_MAX) {
-      throw new FsException(Errno.EMLINK, "too many subdirectories in " + parentHandle);
-    }
+    byte[] key = freeEntry(parent, name, obj.type() == FileType.DIRECTORY);
     long next = t.get(Counter.NEXT_HANDLE);
     if (next > Handle.LOCAL_MASK) {
       throw new FsException(Errno.ENOSPC, "metadata handles exhausted");
     }
     // validated: changes start here
     t.set(Counter.NEXT_HANDLE, next + 1);
-    Inode n = new Inode(Handle.of(Handle.META_SERVER, next).id(), obj.type());
+    return enter(parent, key, newInode(Handle.of(Handle.META_SERVER, next).id(), obj, parent, target, nowNs), nowNs);
+  }
+
+  /**
+   * Hands out {@code n} metadata handles at once, consecutive from the returned first one, for
+   * objects created later with {@link #createReserved}; reads {@code dir}'s ctime in the same step.
+   *
+   * @throws FsException ENOENT, ENOTDIR ({@code dir}), EINVAL ({@code n < 1}), ENOSPC
+   */
+  MetadataStore.Reservation reserveHandles(Handle dir, int n) {
+    Inode d = loadDir(dir);
+    if (n < 1) {
+      throw new FsException(Errno.EINVAL, "reserve " + n + " handles");
+    }
+    long next = t.get(Counter.NEXT_HANDLE);
+    if (next > Handle.LOCAL_MASK - n + 1) {
+      throw new FsException(Errno.ENOSPC, "metadata handles exhausted");
+    }
+    t.set(Counter.NEXT_HANDLE, next + n);
+    return new MetadataStore.Reservation(Handle.of(Handle.META_SERVER, next), n, d.ctimeNs);
+  }
+
+  /**
+   * Each of {@code entries} as {@link #createReserved}, in order; an entry that fails changes
+   * nothing and leaves the others to apply. One outcome per entry, in order. The directory is read
+   * and written once for all of them.
+   */
+  List<MetadataStore.Created> createBatch(Handle parentHandle, List<MetadataStore.BatchEntry> entries, long nowNs) {
+    List<MetadataStore.Created> out = new ArrayList<>(entries.size());
+    Inode parent;
+    try {
+      parent = loadDir(parentHandle);
+    } catch (FsException x) {
+      entries.forEach(e -> out.add(new MetadataStore.Created(null, x.errno())));
+      return out;
+    }
+    int made = 0;
+    for (MetadataStore.BatchEntry e : entries) {
+      try {
+        out.add(new MetadataStore.Created(createReserved(parent, e, nowNs), null));
+        made++;
+      } catch (FsException x) { // thrown before the entry's first change: see createReserved
+        out.add(new MetadataStore.Created(null, x.errno()));
+      }
+    }
+    if (made > 0) {
+      store(parent);
+      count(made, 0);
+    }
+    return out;
+  }
+
+  /**
+   * Creates the regular file {@code e} in {@code parent} (whose changes the caller stores) with
+   * the handle it brings, which a {@link #reserveHandles} handed out and no object has; with its
+   * head bytes and its change applied as {@link #headWrite} and {@link #setattr} do. Checks all of
+   * it before the first change. The new object is written once, with its change applied.
+   *
+   * @throws FsException as {@link #create}, {@link #headWrite} and {@link #setattr}; EINVAL for a
+   *     handle not handed out or in use, or an object that is no regular file with a layout
+   */
+  private NewEntry createReserved(Inode parent, MetadataStore.BatchEntry e, long nowNs) {
+    Names.checkNew(e.name());
+    NewObject obj = e.obj();
+    byte[] target = checkNewObject(obj);
+    if (obj.type() != FileType.REGULAR || obj.layout() == null) {
+      throw new FsException(Errno.EINVAL, "a reserved handle is for a regular file with a layout");
+    }
+    byte[] key = freeEntry(parent, e.name(), false);
+    Handle h = e.handle();
+    if (h.server() != Handle.META_SERVER || h.local() >= t.get(Counter.NEXT_HANDLE) || t.object(h.id()) != null) {
+      throw new FsException(Errno.EINVAL, "handle " + h + " is not reserved or is in use");
+    }
+    // the files of one batch share the server's now, and the directory's ctime moves on by a
+    // nanosecond per entry: each file is stamped with the directory's time after its entry, as a
+    // create of its own is, so the holder can follow the directory's ctimes from entry to entry
+    long stamp = Math.max(nowNs, parent.ctimeNs + 1);
+    Inode n = newInode(h.id(), obj, parent, target, stamp);
+    checkHeadWrite(n, e.headOffset(), e.head());
+    if (e.change() != null) {
+      AttrChange.check(e.change());
+      AttrChange.checkTarget(e.change(), n);
+    }
+    // validated: changes start here
+    if (e.change() != null) {
+      AttrChange.apply(e.change(), n, stamp);
+    }
+    store(n);
+    t.entries().put(key, Keys.entry(n.handle, n.type));
+    long parentWas = parent.ctimeNs;
+    parent.touchContents(stamp);
+    long end = e.head().length == 0 ? 0 : e.headOffset() + e.head().length;
+    if (e.change() != null && (e.change().mask() & SetattrReq.SIZE) != 0) {
+      end = Math.min(end, n.size); // the change's size cuts the head, as a setattr after the write does
+    }
+    if (end > e.headOffset()) {
+      // a new object has no head yet: nothing to merge with
+      byte[] head = new byte[(int) end];
+      System.arraycopy(e.head(), 0, head, (int) e.headOffset(), (int) (end - e.headOffset()));
+      t.heads().put(n.handle, head);
+    }
+    return new NewEntry(n.toAttr(), parentWas);
+  }
+
+  /** The key of {@code name} in {@code parent}, checked free. @throws FsException EEXIST, EMLINK */
+  private byte[] freeEntry(Inode parent, String name, boolean dir) {
+    byte[] key = Keys.of(parent.handle, Keys.utf8(name));
+    if (t.entries().containsKey(key)) {
+      throw new FsException(Errno.EEXIST, name);
+    }
+    if (dir && parent.nlink >= LINK_MAX) {
+      throw new FsException(Errno.EMLINK, "too many subdirectories in " + new Handle(parent.handle));
+    }
+    return key;
+  }
+
+  /** A new object {@code obj} with {@code handle} in {@code parent}, not stored yet. */
+  private static Inode newInode(long handle, NewObject obj, Inode parent, byte[] target, long nowNs) {
+    boolean dir = obj.type() == FileType.DIRECTORY;
+    Inode n = new Inode(handle, obj.type());
     n.mode = obj.mode();
     n.uid = obj.uid();
     n.gid = obj.gid();
@@ -231,6 +343,12 @@ final class Namespace {
       case REGULAR -> n.layout = obj.layout();
       default -> { }
     }
+    return n;
+  }
+
+  /** Stores the new object {@code n} under {@code key} of {@code parent}, whose contents change. */
+  private NewEntry enter(Inode parent, byte[] key, Inode n, long nowNs) {
+    boolean dir = n.isDir();
     store(n);
     t.entries().put(key, Keys.entry(n.handle, n.type));
     if (dir) {
@@ -368,12 +486,17 @@ final class Namespace {
     AttrChange.check(c);
     Inode n = load(h);
     AttrChange.checkTarget(c, n);
+    change(n, c, nowNs);
+    return n.toAttr();
+  }
+
+  /** Applies the checked change {@code c} to {@code n} and stores it; a new size cuts the head. */
+  private void change(Inode n, SetAttr c, long nowNs) {
     AttrChange.apply(c, n, nowNs);
     store(n);
     if ((c.mask() & SetattrReq.SIZE) != 0) {
       trimHead(n.handle, n.size);
     }
-    return n.toAttr();
   }
 
   void setxattr(Handle h, String name, byte[] value, int flags, long nowNs) {
@@ -411,18 +534,28 @@ final class Namespace {
       throw new FsException(Errno.EINVAL, "head write at " + offset);
     }
     Inode n = loadRegular(h);
+    checkHeadWrite(n, offset, bytes);
+    putHead(n.handle, offset, bytes);
+  }
+
+  /** Whether {@code bytes} at {@code offset} lie within the head of the regular file {@code n}. */
+  private static void checkHeadWrite(Inode n, long offset, byte[] bytes) {
     long headBytes = n.layout == null ? 0 : n.layout.headBytes();
-    if (offset > headBytes - bytes.length) {
+    if (offset < 0 || offset > headBytes - bytes.length) {
       throw new FsException(Errno.EINVAL, bytes.length + " bytes at " + offset + " pass the head of " + headBytes + " bytes");
     }
+  }
+
+  /** Writes checked {@code bytes} into the head of {@code handle} at {@code offset}. */
+  private void putHead(long handle, long offset, byte[] bytes) {
     if (bytes.length == 0) {
       return;
     }
     int end = (int) offset + bytes.length;
-    byte[] old = t.heads().get(n.handle);
+    byte[] old = t.heads().get(handle);
     byte[] head = old == null ? new byte[end] : Arrays.copyOf(old, Math.max(old.length, end));
     System.arraycopy(bytes, 0, head, (int) offset, bytes.length);
-    t.heads().put(n.handle, head);
+    t.heads().put(handle, head);
   }
 
   void removexattr(Handle h, String name, long nowNs) {

@@ -233,6 +233,22 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   }
 
   @Override
+  public CompletableFuture<Reservation> reserveHandles(Handle dir, int n) {
+    Objects.requireNonNull(dir, "dir");
+    return mutate(ns -> ns.reserveHandles(dir, n));
+  }
+
+  @Override
+  public CompletableFuture<List<Created>> createBatch(Handle parent, List<BatchEntry> entries, long nowNs) {
+    Objects.requireNonNull(parent, "parent");
+    List<BatchEntry> copy = new java.util.ArrayList<>(entries.size()); // the caller may reuse its arrays at once
+    for (BatchEntry e : entries) {
+      copy.add(new BatchEntry(e.name(), e.handle(), e.obj(), e.headOffset(), e.head().clone(), e.change()));
+    }
+    return mutate(ns -> ns.createBatch(parent, copy, nowNs));
+  }
+
+  @Override
   public CompletableFuture<Void> removexattr(Handle handle, String name, long nowNs) {
     Objects.requireNonNull(handle, "handle");
     return mutate(ns -> {

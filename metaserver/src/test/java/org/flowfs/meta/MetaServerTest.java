@@ -2,41 +2,19 @@ package org.flowfs.meta;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.flowfs.common.Attr;
-import org.flowfs.common.Counters;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FileType;
-import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
-import org.flowfs.common.config.FlowFsConfig;
-import org.flowfs.common.rpc.Access;
 import org.flowfs.common.rpc.NetRuntime;
-import org.flowfs.common.rpc.OpTable;
 import org.flowfs.common.rpc.RpcClient;
-import org.flowfs.common.rpc.RpcServer;
-import org.flowfs.common.wire.CommonOp.OkResp;
-import org.flowfs.common.wire.HasPayload;
-import org.flowfs.common.wire.IoOp.DataRemoveReq;
-import org.flowfs.common.wire.IoOp.HandlesResp;
-import org.flowfs.common.wire.IoOp.PrecreateReq;
 import org.flowfs.common.wire.LeakCheck;
 import org.flowfs.common.wire.Message;
-import org.flowfs.common.wire.MessageRegistry;
 import org.flowfs.common.wire.MetaOp.CreateReq;
 import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.HeadReadReq;
@@ -56,8 +34,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A metadata server on loopback, driven by a real {@link RpcClient}, over one stand-in I/O server
- * that only hands out datafile handles: the operations that need no datafile bytes, heads first.
+ * A metadata server on loopback ({@link LoopbackMetaServer}), driven by a real {@link RpcClient}:
+ * the operations that need no datafile bytes, heads first.
  */
 @ExtendWith(LeakCheck.class)
 class MetaServerTest {
@@ -66,7 +44,7 @@ class MetaServerTest {
 
   @TempDir
   Path dir;
-  private RpcServer io;
+  private LoopbackMetaServer meta;
   private MetaServer server;
   private RpcClient client;
 
@@ -82,49 +60,15 @@ class MetaServerTest {
 
   @BeforeEach
   void start() throws IOException {
-    Map<String, String> keys = Map.of(
-        "fs.secret", "metaserver-test-secret-0123",
-        "meta.address", "127.0.0.1:0",
-        "meta.dir", dir.toString(),
-        "io.0.address", "127.0.0.1:0",
-        "layout.head-bytes", Integer.toString(HEAD),
-        "rpc.timeout", "10s");
-    io = standInIoServer(FlowFsConfig.of(keys));
-    Map<String, String> withIo = new java.util.HashMap<>(keys);
-    withIo.put("io.0.address", "127.0.0.1:" + io.start().getPort());
-    FlowFsConfig config = FlowFsConfig.of(withIo);
-    server = MetaServer.open(config, net);
-    InetSocketAddress a = server.start();
-    client = new RpcClient("metaserver", net, InetSocketAddress.createUnresolved("127.0.0.1", a.getPort()), config.rpc(),
-        MessageRegistry.DEFAULT);
-  }
-
-  /** Answers precreates with fresh handles of I/O server 0, and removals with OK. */
-  private static RpcServer standInIoServer(FlowFsConfig config) {
-    AtomicLong next = new AtomicLong(1);
-    OpTable ops = new OpTable();
-    ops.async(PrecreateReq.class, Access.MODIFY, (q, ctx) -> {
-      List<Handle> hs = new ArrayList<>();
-      for (int i = 0; i < q.count(); i++) {
-        hs.add(Handle.of(Handle.serverOfIo(0), next.getAndIncrement()));
-      }
-      return CompletableFuture.completedFuture(new HandlesResp(hs));
-    });
-    ops.async(DataRemoveReq.class, Access.MODIFY, (q, ctx) -> CompletableFuture.completedFuture(OkResp.INSTANCE));
-    return new RpcServer("ioserver", net, new InetSocketAddress("127.0.0.1", 0), ops, config.rpc(),
-        MessageRegistry.DEFAULT, new Counters());
+    meta = new LoopbackMetaServer(net, dir, HEAD, DirLeases.TERM);
+    server = meta.server();
+    client = meta.client();
   }
 
   @AfterEach
   void stop() {
-    if (client != null) {
-      client.close();
-    }
-    if (server != null) {
-      server.close();
-    }
-    if (io != null) {
-      io.close();
+    if (meta != null) {
+      meta.close();
     }
   }
 
@@ -222,20 +166,10 @@ class MetaServerTest {
   }
 
   private <R extends Message> R call(Req<R> req) throws Exception {
-    return client.call(req).get(10, TimeUnit.SECONDS);
+    return LoopbackMetaServer.call(client, req);
   }
 
-  /** The errno a request fails with (an unexpected answer is released before the test fails). */
   private Errno errno(Req<?> req) throws Exception {
-    Object answer;
-    try {
-      answer = client.call(req).get(10, TimeUnit.SECONDS);
-    } catch (ExecutionException e) {
-      return assertInstanceOf(FsException.class, e.getCause()).errno();
-    }
-    if (answer instanceof HasPayload p) {
-      p.release();
-    }
-    return fail(req + " succeeded: " + answer);
+    return LoopbackMetaServer.errno(client, req);
   }
 }

@@ -1342,4 +1342,147 @@ abstract class MetadataStoreContract {
     join(store.remove(ROOT, "d", true, tick()));
     assertEquals(List.of(), store.doomed(10), "directories have no datafiles");
   }
+
+  // ---- reserved handles and batches of creates (directory leases) -----------------------------
+
+  static MetadataStore.BatchEntry entry(String name, Handle h, long offset, byte[] head, SetAttr change) {
+    return new MetadataStore.BatchEntry(name, h, new NewObject(FileType.REGULAR, 0640, 1000, 100, 0, HEAD_LAYOUT, null),
+        offset, head, change);
+  }
+
+  static MetadataStore.BatchEntry entry(String name, Handle h) {
+    return entry(name, h, 0, new byte[0], null);
+  }
+
+  @Test
+  void reserveHandles_handsOutUnusedHandles_andReadsTheDirectorysCtime() {
+    Attr d = mkdir(ROOT, "d");
+    Attr before = mkfile(d.handle(), "before");
+    MetadataStore.Reservation r = join(store.reserveHandles(d.handle(), 3));
+    assertEquals(3, r.count());
+    assertEquals(attr(d.handle()).ctimeNs(), r.dirCtimeNs(), "the ctime after the create before it");
+    assertTrue(r.first().local() > before.handle().local());
+    Set<Handle> reserved = Set.of(r.handle(0), r.handle(1), r.handle(2));
+    assertEquals(3, reserved.size());
+    for (Handle h : reserved) {
+      assertEquals(Errno.ENOENT, errnoOf(() -> store.getattr(h)), "reserved, no object yet");
+    }
+    Attr after = mkfile(d.handle(), "after");
+    assertFalse(reserved.contains(after.handle()), "a create never gets a reserved handle");
+    assertTrue(after.handle().local() > r.handle(2).local());
+    assertEquals(new Counts(4, 2), store.counts(), "reserving creates no object");
+  }
+
+  @Test
+  void reserveHandles_errors() {
+    Attr f = mkfile(ROOT, "f");
+    assertEquals(Errno.ENOTDIR, errno(store.reserveHandles(f.handle(), 1)));
+    assertEquals(Errno.ENOENT, errno(store.reserveHandles(Handle.of(0, 999_999), 1)));
+    assertEquals(Errno.EINVAL, errno(store.reserveHandles(ROOT, 0)));
+  }
+
+  @Test
+  void createBatch_createsWithTheReservedHandles_headsAndSizes() {
+    Attr d = mkdir(ROOT, "d");
+    MetadataStore.Reservation r = join(store.reserveHandles(d.handle(), 3));
+    long t = tick();
+    SetAttr closed = new SetAttr(SIZE_GROW | MTIME, 0, 0, 0, 5, 0, t - 7);
+    List<MetadataStore.Created> out = join(store.createBatch(d.handle(), List.of(
+        entry("a", r.handle(0), 0, bytes(5, 1), closed),
+        entry("b", r.handle(1)),
+        entry("c", r.handle(2), 10, bytes(3, 9), null)), t));
+    assertEquals(3, out.size());
+    out.forEach(c -> assertNull(c.errno()));
+    Attr a = out.get(0).entry().attr();
+    assertEquals(r.handle(0), a.handle());
+    assertEquals(a, store.lookup(d.handle(), "a"));
+    assertEquals(5, a.size());
+    assertEquals(t - 7, a.mtimeNs(), "the close's mtime");
+    assertEquals(t, a.ctimeNs());
+    assertEquals(0640, a.mode());
+    assertEquals(HEAD_LAYOUT, a.layout());
+    assertArrayEquals(bytes(5, 1), store.headRead(a.handle(), 0, 4096));
+    Attr b = store.lookup(d.handle(), "b");
+    assertEquals(r.handle(1), b.handle());
+    assertEquals(0, b.size(), "no record: only created");
+    assertArrayEquals(concat(new byte[10], bytes(3, 9)), store.headRead(r.handle(2), 0, 4096),
+        "head bytes without a record are written; the size is the writer's to record");
+    // every create stamps the directory, each with a ctime of its own, chained by parentWasNs
+    assertEquals(d.ctimeNs(), out.get(0).entry().parentWasNs());
+    assertEquals(t, out.get(1).entry().parentWasNs());
+    assertEquals(t + 1, out.get(2).entry().parentWasNs());
+    for (int i = 0; i < 3; i++) {
+      assertEquals(out.get(i).entry().attr().ctimeNs(), i < 2 ? out.get(i + 1).entry().parentWasNs() : attr(d.handle()).ctimeNs(),
+          "a file's ctime is its directory's after its entry: the holder follows the chain");
+    }
+    Attr dir = attr(d.handle());
+    assertEquals(t + 2, dir.mtimeNs(), "each file with a nanosecond of its own, the directory with the last");
+    assertEquals(t + 2, dir.ctimeNs());
+    assertEquals(List.of("a", "b", "c"), names(d.handle()));
+    assertEquals(new Counts(5, 2), store.counts());
+    assertEquals(0, join(store.fsck(false, tick())).found());
+  }
+
+  @Test
+  void createBatch_aFailingEntryChangesNothing_theOthersApply() {
+    Attr d = mkdir(ROOT, "d");
+    Attr taken = mkfile(d.handle(), "taken");
+    MetadataStore.Reservation r = join(store.reserveHandles(d.handle(), 5));
+    Handle beyond = Handle.of(0, r.handle(4).local() + 1000);
+    SetAttr bad = new SetAttr(1 << 20, 0, 0, 0, 0, 0, 0);
+    long t = tick();
+    List<MetadataStore.Created> out = join(store.createBatch(d.handle(), List.of(
+        entry("taken", r.handle(0), 0, bytes(5, 1), new SetAttr(SIZE_GROW, 0, 0, 0, 5, 0, 0)),
+        entry("past-head", r.handle(1), 4090, bytes(10, 1), new SetAttr(SIZE_GROW, 0, 0, 0, 4100, 0, 0)),
+        entry("bad-change", r.handle(2), 0, bytes(1, 1), bad),
+        entry("not-reserved", beyond),
+        entry("in-use", taken.handle()),
+        entry("fine", r.handle(3), 0, bytes(2, 1), new SetAttr(SIZE_GROW, 0, 0, 0, 2, 0, 0))), t));
+    assertEquals(Errno.EEXIST, out.get(0).errno());
+    assertEquals(Errno.EINVAL, out.get(1).errno());
+    assertEquals(Errno.EINVAL, out.get(2).errno());
+    assertEquals(Errno.EINVAL, out.get(3).errno());
+    assertEquals(Errno.EINVAL, out.get(4).errno());
+    out.subList(0, 5).forEach(c -> assertNull(c.entry()));
+    assertEquals(r.handle(3), out.get(5).entry().attr().handle());
+    assertEquals(2, store.lookup(d.handle(), "fine").size());
+    assertEquals(List.of("fine", "taken"), names(d.handle()), "failed entries made no names");
+    assertEquals(0, attr(taken.handle()).size(), "the existing file is untouched");
+    for (int i = 0; i < 3; i++) {
+      Handle h = r.handle(i);
+      assertEquals(Errno.ENOENT, errnoOf(() -> store.getattr(h)), "a failed entry made no object");
+    }
+    assertEquals(Errno.ENOENT, errnoOf(() -> store.getattr(beyond)));
+    assertEquals(new Counts(4, 2), store.counts());
+    assertEquals(0, join(store.fsck(false, tick())).found(), "no head, no entry left behind");
+    // the handles of failed entries are still free: a later batch uses them
+    List<MetadataStore.Created> again = join(store.createBatch(d.handle(), List.of(
+        entry("x", r.handle(0)), entry("y", r.handle(1)), entry("fine", r.handle(2)), entry("z", r.handle(3))), tick()));
+    assertEquals(r.handle(0), again.get(0).entry().attr().handle());
+    assertEquals(r.handle(1), again.get(1).entry().attr().handle());
+    assertEquals(Errno.EEXIST, again.get(2).errno());
+    assertEquals(Errno.EINVAL, again.get(3).errno(), "a handle in use since");
+  }
+
+  @Test
+  void createBatch_inAMissingOrNonDirectory_failsEveryEntry() {
+    Attr f = mkfile(ROOT, "f");
+    MetadataStore.Reservation r = join(store.reserveHandles(ROOT, 1));
+    List<MetadataStore.Created> out = join(store.createBatch(f.handle(), List.of(entry("a", r.handle(0))), tick()));
+    assertEquals(Errno.ENOTDIR, out.get(0).errno());
+    out = join(store.createBatch(Handle.of(0, 999_999), List.of(entry("a", r.handle(0))), tick()));
+    assertEquals(Errno.ENOENT, out.get(0).errno());
+    assertEquals(new Counts(2, 1), store.counts());
+  }
+
+  @Test
+  void createBatch_headsAreCopies() {
+    MetadataStore.Reservation r = join(store.reserveHandles(ROOT, 1));
+    byte[] head = bytes(4, 0);
+    CompletableFuture<List<MetadataStore.Created>> f =
+        store.createBatch(ROOT, List.of(entry("a", r.handle(0), 0, head, null)), tick());
+    head[0] = 0;
+    join(f);
+    assertArrayEquals(bytes(4, 0), store.headRead(r.handle(0), 0, 10));
+  }
 }

@@ -119,6 +119,33 @@ final class DirContents {
     }
   }
 
+  /**
+   * Adds {@code name} to {@code dir} when it is known and does not hold it: a create this client
+   * made locally under a lease on the directory (see {@link DirLeases}), which the metadata server
+   * confirms later with the directory's ctimes ({@link #changed}). False if the directory is not
+   * known (or no longer trusted) or holds the name already.
+   */
+  boolean addPending(Handle dir, String name) {
+    Known k = dirs.getIfPresent(dir);
+    if (k == null) {
+      return false;
+    }
+    synchronized (k) {
+      return System.nanoTime() - k.confirmedNanos < ttlNanos && k.names.size() < MAX_DIR_NAMES && k.names.add(name);
+    }
+  }
+
+  /** Whether {@code dir} is known and its ctime after the last change known here is {@code ctimeNs}. */
+  boolean knownAt(Handle dir, long ctimeNs) {
+    Known k = dirs.getIfPresent(dir);
+    if (k == null) {
+      return false;
+    }
+    synchronized (k) {
+      return k.ctimeNs == ctimeNs && System.nanoTime() - k.confirmedNanos < ttlNanos;
+    }
+  }
+
   /** Whatever this client knew of {@code dir}'s names may be wrong now. */
   void forget(Handle dir) {
     dirs.invalidate(dir);

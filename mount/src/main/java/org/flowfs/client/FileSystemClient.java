@@ -41,6 +41,7 @@ import org.flowfs.common.wire.IoOp.IoStatfsResp;
 import org.flowfs.common.wire.IoOp.SyncReq;
 import org.flowfs.common.wire.IoOp.TruncateReq;
 import org.flowfs.common.wire.Message;
+import org.flowfs.common.wire.MetaOp;
 import org.flowfs.common.wire.MetaOp.CreateReq;
 import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.EntryResp;
@@ -131,6 +132,8 @@ public final class FileSystemClient implements AutoCloseable {
   private final java.util.concurrent.ExecutorService sender =
       java.util.concurrent.Executors.newSingleThreadExecutor(new org.flowfs.common.NamedThreads("flowfs-sender"));
   private final Map<Handle, FileState> states = new ConcurrentHashMap<>();
+  /** Leases on directories this client made: small files created here, sent in batches. */
+  private final DirLeases leases;
   private final Map<Long, OpenFile> openFiles = new ConcurrentHashMap<>();
   private final Map<Long, DirStream> openDirs = new ConcurrentHashMap<>();
   private final AtomicLong ids = new AtomicLong();
@@ -151,6 +154,64 @@ public final class FileSystemClient implements AutoCloseable {
         new BufferedFlowProtocol(BufferedFlowProtocol.DOUBLE_BUFFER, fc.bufferSize(), fc.buffers()),
         BufferedFlowProtocol.singleBuffer(fc.bufferSize())));
     this.flowPath = new FlowDataPath(peers, flows, fc, fc.protocol(), counters);
+    this.leases = new DirLeases(new LeaseHost(), config.client().dirLeaseFiles(), timeout, counters);
+  }
+
+  /** What {@link DirLeases} does with the metadata server and this client's caches. */
+  private final class LeaseHost implements DirLeases.Host {
+    @Override
+    public <R extends Message> CompletableFuture<R> send(Req<R> req) {
+      return peers.meta().call(req);
+    }
+
+    @Override
+    public void created(Handle dir, String name, Attr attr, long parentWasNs, long askedNanos) {
+      attrs.put(attr);
+      contents.changed(dir, name, true, parentWasNs, attr.ctimeNs(), askedNanos);
+      attrs.entriesChanged(dir, attr.ctimeNs(), 0);
+    }
+
+    @Override
+    public void failed(Handle dir, String name, Handle file) {
+      names.invalidate(dir, name);
+      attrs.invalidate(file);
+      noXattrs.invalidate(file);
+      contents.forget(dir);
+    }
+
+    @Override
+    public boolean knownAt(Handle dir, long ctimeNs) {
+      return contents.knownAt(dir, ctimeNs);
+    }
+
+    @Override
+    public Attr recreate(Handle dir, String name, Handle reserved, int mode, int uid, int gid, SetattrReq record,
+        long headOffset, ByteBuf head) {
+      contents.forget(dir);
+      try {
+        Attr found = meta(new LookupReq(dir, name)).attr();
+        if (!found.handle().equals(reserved)) {
+          throw new FsException(Errno.EEXIST, name + " was made by another client meanwhile");
+        }
+        attrs.put(found); // the lost batch was made after all
+        return found;
+      } catch (FsException e) {
+        if (e.errno() != Errno.ENOENT) {
+          throw e;
+        }
+      }
+      Attr a = meta(new CreateReq(dir, name, FileType.REGULAR, mode, uid, gid, 0, null, 0)).attr();
+      names.put(dir, name, a.handle());
+      if (record != null) {
+        SetattrReq r = new SetattrReq(a.handle(), record.mask(), record.mode(), record.uid(), record.gid(),
+            record.size(), record.atimeNs(), record.mtimeNs());
+        a = head != null && head.isReadable()
+            ? meta(new HeadFlushReq(r, headOffset, head.retainedDuplicate())).attr()
+            : meta(r).attr();
+      }
+      attrs.put(a);
+      return a;
+    }
   }
 
   /** The flow interface of this client (for tests and tools). */
@@ -199,6 +260,9 @@ public final class FileSystemClient implements AutoCloseable {
    * sends its own reference to it.
    */
   private <R extends Message> R meta(Req<R> req) {
+    if (req instanceof MetaOp op) {
+      leases.settle(op); // this client's own leases never hold its requests back
+    }
     if (req instanceof HasPayload p) {
       try {
         return metaRetrying(req, p);
@@ -266,6 +330,9 @@ public final class FileSystemClient implements AutoCloseable {
 
   /** One call to the metadata server, never re-sent. */
   private <R extends Message> R metaOnce(Req<R> req) {
+    if (req instanceof MetaOp op) {
+      leases.settle(op);
+    }
     return peers.metaDirect().call(req);
   }
 
@@ -631,7 +698,11 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = parentOf(s);
     counters.increment("meta.mkdir");
-    return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0), true);
+    Attr a = newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0), true);
+    if ((a.mode() & Attr.S_ISGID) == 0) {
+      leases.want(a.handle()); // files made in a new directory are likely to follow
+    }
+    return a;
   }
 
   /** Creates a regular file, FIFO, socket or device node ({@code mode} carries the type bits). */
@@ -663,10 +734,19 @@ public final class FileSystemClient implements AutoCloseable {
   public OpenFile create(String path, int mode, int flags, Caller c, DistSpec dist, int servers) {
     Split s = split(path);
     Handle p = parentOf(s);
+    if (dist == null && servers == 0) {
+      OpenFile f = createLeased(p, s.name(), mode & Attr.PERM_MASK, flags, c);
+      if (f != null) {
+        return f;
+      }
+    }
     counters.increment("meta.create");
     try {
       OpenFile f = open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers), true), flags);
       f.state().created();
+      if (contents.known(p)) {
+        leases.want(p);
+      }
       return f;
     } catch (FsException e) {
       if (e.errno() != Errno.EEXIST || (flags & O_EXCL) != 0) {
@@ -688,6 +768,21 @@ public final class FileSystemClient implements AutoCloseable {
         throw e;
       }
     }
+    return f;
+  }
+
+  /**
+   * Creates regular file {@code name} in {@code dir} here, under this client's lease on the
+   * directory ({@link DirLeases}), and opens it; null when there is no lease to make it under.
+   */
+  private OpenFile createLeased(Handle dir, String name, int mode, int flags, Caller c) {
+    Attr a = leases.create(dir, name, mode, c.uid(), c.gid(), now(), () -> contents.addPending(dir, name));
+    if (a == null) {
+      return null;
+    }
+    createdNew(dir, name, a);
+    OpenFile f = open(a, flags);
+    f.state().created();
     return f;
   }
 
@@ -1093,7 +1188,7 @@ public final class FileSystemClient implements AutoCloseable {
 
   /** The data path of file {@code a}: through its head ({@link HeadDataPath}) if it has one. */
   private DataPath pathOf(Attr a) {
-    return a.layout().headBytes() > 0 ? new HeadDataPath(flowPath, a.handle(), peers, counters) : flowPath;
+    return a.layout().headBytes() > 0 ? new HeadDataPath(flowPath, a.handle(), peers, counters, leases) : flowPath;
   }
 
   /** A typed transfer on file {@code h}: {@link FlowDataPath#transfer}, and its head's bytes if it has one. */
@@ -1102,7 +1197,7 @@ public final class FileSystemClient implements AutoCloseable {
     if (layout.headBytes() == 0) {
       return flowPath.transfer(layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
     }
-    return new HeadDataPath(flowPath, h, peers, counters)
+    return new HeadDataPath(flowPath, h, peers, counters, leases)
         .transfer(layout, fileReq, displacement, aggregate, mem, memReq, write, fsize);
   }
 
@@ -1182,6 +1277,17 @@ public final class FileSystemClient implements AutoCloseable {
     FileState.Recording r = st.pendingRecording();
     Attr last = null;
     WriteBehind.Taken head = r != null ? st.takeHeadWrites() : null;
+    if (!leases.idle()) {
+      if (r == null) {
+        leases.absorb(st.handle, null, 0, null); // nothing to record: a close of a file made here goes soon
+      } else {
+        Attr shown = times == 0 ? flushLeased(st, r, head) : null;
+        if (shown != null) {
+          return shown;
+        }
+        leases.settle(st.handle); // its create goes first, as its own or in the batch out now
+      }
+    }
     if (head != null) {
       // bytes within the head: they and the size they make go in one call
       counters.increment("path.head.flushes");
@@ -1211,6 +1317,34 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /**
+   * The flush of a file made under a lease whose create was not sent yet: what it records ({@code
+   * r}, may be null) and its head bytes ({@code head}, may be null) go with the create, in a batch
+   * ({@link DirLeases#absorb}). Returns the attributes this client shows now, or null when the file
+   * is recorded as usual (not one waiting in a lease, or its close went already).
+   */
+  private Attr flushLeased(FileState st, FileState.Recording r, WriteBehind.Taken head) {
+    Attr base = attrs.get(st.handle);
+    if (base == null) {
+      return null;
+    }
+    if (r != null && head == null) {
+      st.sendWrites(); // bytes past the head go to their datafiles, which exist already
+      st.flushWrites();
+    }
+    Attr shown = st.overlay(base);
+    SetattrReq rec = r == null ? null : record(st.handle, r, 0, 0, 0);
+    if (!leases.absorb(st.handle, rec, head == null ? 0 : head.offset(), head == null ? null : head.data())) {
+      return null;
+    }
+    if (r != null) {
+      st.recorded(r);
+    }
+    attrs.put(shown);
+    counters.increment(head != null ? "path.head.leased" : "lease.closes-without-head");
+    return shown;
+  }
+
+  /**
    * The change recording {@code r}, with its deferred attribute changes and {@code times}; the
    * writes' mtime unless a time set replaces it.
    */
@@ -1222,6 +1356,7 @@ public final class FileSystemClient implements AutoCloseable {
   /** {@link #flush} and make the data durable on every I/O server of the file. */
   public void fsync(OpenFile f, boolean dataOnly) {
     flush(f.state());
+    leases.settle(f.state().handle);
     Layout layout = f.state().layout;
     List<CompletableFuture<?>> fs = new ArrayList<>();
     if (!withinHead(layout, f.state().size())) { // else all its bytes are the metadata server's
@@ -1238,6 +1373,7 @@ public final class FileSystemClient implements AutoCloseable {
 
   /** Makes the namespace changes this client saw acknowledged durable (fsyncdir, syncfs). */
   public void syncMetadata() {
+    leases.endAll();
     meta(new MetaSyncReq());
   }
 
@@ -1379,6 +1515,7 @@ public final class FileSystemClient implements AutoCloseable {
         // the servers are going away: nothing more to do with this file
       }
     }
+    leases.close(); // every file made under a lease goes to the metadata server
     sender.shutdown(); // what it was given is set up: every file was flushed above
     flows.close();
     peers.close();

@@ -30,12 +30,34 @@ final class HeadDataPath implements DataPath {
   private final Handle file;
   private final Peers peers;
   private final Counters counters;
+  /** This client's leases: a file made under one is on the metadata server once its batch is answered (null: none). */
+  private final DirLeases leases;
 
   HeadDataPath(FlowDataPath datafiles, Handle file, Peers peers, Counters counters) {
+    this(datafiles, file, peers, counters, null);
+  }
+
+  HeadDataPath(FlowDataPath datafiles, Handle file, Peers peers, Counters counters, DirLeases leases) {
     this.datafiles = datafiles;
     this.file = file;
     this.peers = peers;
     this.counters = counters;
+    this.leases = leases;
+  }
+
+  /** Sends {@code req} about this file's head once the metadata server has the file (see {@link DirLeases#settled}). */
+  private <R extends org.flowfs.common.wire.Message> CompletableFuture<R> meta(org.flowfs.common.wire.Req<R> req) {
+    CompletableFuture<Void> ready = leases == null ? null : leases.settled(file);
+    if (ready == null || ready.isDone() && !ready.isCompletedExceptionally()) {
+      return peers.meta().call(req);
+    }
+    return ready.handle((v, err) -> {
+      if (err != null) {
+        org.flowfs.common.wire.HasPayload.releaseIfAny(req);
+        throw err instanceof RuntimeException re ? re : new java.util.concurrent.CompletionException(err);
+      }
+      return peers.meta().call(req);
+    }).thenCompose(f -> f);
   }
 
   @Override
@@ -109,7 +131,7 @@ final class HeadDataPath implements DataPath {
     dst.ensureWritable(length);
     dst.setZero(base, inHead);
     dst.writerIndex(base + inHead);
-    CompletableFuture<Void> h = peers.meta().call(new HeadReadReq(file, offset, inHead))
+    CompletableFuture<Void> h = meta(new HeadReadReq(file, offset, inHead))
         .thenAccept(resp -> place(resp, dst, base));
     if (inHead == length) {
       return h;
@@ -132,6 +154,9 @@ final class HeadDataPath implements DataPath {
     dst.setZero(base, length);
     dst.writerIndex(base + length);
     counters.increment("path.direct-read.ops");
+    if (leases != null) {
+      leases.settle(file);
+    }
     place(peers.metaDirect().call(new HeadReadReq(file, offset, length), timeout), dst, base);
   }
 
@@ -169,7 +194,7 @@ final class HeadDataPath implements DataPath {
       to = Math.max(to, p.file() + p.length());
     }
     long start = from;
-    CompletableFuture<HeadReadResp> head = peers.meta().call(new HeadReadReq(file, from, (int) (to - from)));
+    CompletableFuture<HeadReadResp> head = meta(new HeadReadReq(file, from, (int) (to - from)));
     return moved.handle((v, err) -> err).thenCombine(head, (err, resp) -> {
       try {
         if (err != null) {
@@ -209,7 +234,7 @@ final class HeadDataPath implements DataPath {
   private CompletableFuture<Void> writeHead(long offset, ByteBuf bytes) {
     counters.increment("path.head.writes");
     counters.add("path.head.bytes-written", bytes.readableBytes());
-    return peers.meta().call(new HeadWriteReq(file, offset, bytes)).thenAccept(ok -> { });
+    return meta(new HeadWriteReq(file, offset, bytes)).thenAccept(ok -> { });
   }
 
   /** Copies the bytes of {@code resp} (fewer than asked past the head's stored end) to {@code base} of {@code dst}. */

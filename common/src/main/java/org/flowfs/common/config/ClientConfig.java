@@ -12,10 +12,13 @@ import java.time.Duration;
  * @param readAhead bytes read ahead of a sequential reader
  * @param readAround the aligned block a small read that jumps is widened to, the pages around the
  *     ones asked for going into the kernel's page cache (mount only; 0: off)
+ * @param dirLeaseFiles files reserved ahead by a lease on a directory this client made, in which
+ *     it then creates files locally and sends them to the metadata server in batches (mount and
+ *     library; 0: no leases, every create is a call of its own)
  */
 public record ClientConfig(
     Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead,
-    int readAround) {
+    int readAround, int dirLeaseFiles) {
   static ClientConfig from(ConfigSource s) {
     long around = s.size("client.read-around", 64 << 10, 0, 4L << 20);
     if (around % 4096 != 0) {
@@ -27,6 +30,7 @@ public record ClientConfig(
         s.integer("client.cache-entries", 200_000, 0, 100_000_000),
         s.size("client.write-behind", 8L << 20, 0, 1L << 30),
         s.size("client.read-ahead", 4L << 20, 0, 1L << 30),
-        (int) around);
+        (int) around,
+        s.integer("client.dir-lease-files", 32, 0, org.flowfs.common.wire.MetaOp.MAX_LEASE_FILES));
   }
 }

@@ -7,6 +7,7 @@ import org.flowfs.common.Attr;
 import org.flowfs.common.DistSpec;
 import org.flowfs.common.FileType;
 import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
 import org.flowfs.common.Names;
 
 /**
@@ -16,9 +17,23 @@ import org.flowfs.common.Names;
 public sealed interface MetaOp extends Message {
   int MAX_READDIR = 4096;
 
+  /**
+   * The objects this request names by handle (a directory it looks in or changes, an object it
+   * reads or changes); none for a request that names no object. Objects a request reaches through
+   * a name (the target of a remove or rename) are not among them.
+   */
+  default List<Handle> named() {
+    return List.of();
+  }
+
   /** The object named {@code name} in directory {@code parent}. */
   @Wire(100)
   record LookupReq(Handle parent, String name) implements MetaOp, Req<EntryResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(parent());
+    }
+
     public LookupReq {
       Objects.requireNonNull(parent, "parent");
       Names.check(name);
@@ -41,6 +56,11 @@ public sealed interface MetaOp extends Message {
 
   @Wire(102)
   record GetattrReq(Handle handle) implements MetaOp, Req<EntryResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public GetattrReq {
       Objects.requireNonNull(handle, "handle");
     }
@@ -55,6 +75,11 @@ public sealed interface MetaOp extends Message {
   @Wire(103)
   record SetattrReq(Handle handle, int mask, int mode, int uid, int gid, long size, long atimeNs, long mtimeNs)
       implements MetaOp, Req<EntryResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public static final int MODE = 1;
     public static final int UID = 2;
     public static final int GID = 4;
@@ -86,6 +111,11 @@ public sealed interface MetaOp extends Message {
   @Wire(104)
   record CreateReq(Handle parent, String name, FileType type, int mode, int uid, int gid, int rdev,
       DistSpec dist, int servers) implements MetaOp, Req<EntryResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(parent());
+    }
+
     public CreateReq {
       Objects.requireNonNull(parent, "parent");
       Names.checkNew(name);
@@ -100,6 +130,11 @@ public sealed interface MetaOp extends Message {
 
   @Wire(105)
   record SymlinkReq(Handle parent, String name, String target, int uid, int gid) implements MetaOp, Req<EntryResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(parent());
+    }
+
     public SymlinkReq {
       Objects.requireNonNull(parent, "parent");
       Names.checkNew(name);
@@ -109,6 +144,11 @@ public sealed interface MetaOp extends Message {
 
   @Wire(106)
   record ReadlinkReq(Handle handle) implements MetaOp, Req<ReadlinkResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public ReadlinkReq {
       Objects.requireNonNull(handle, "handle");
     }
@@ -120,6 +160,11 @@ public sealed interface MetaOp extends Message {
   /** A new name {@code name} in {@code parent} for the existing non-directory {@code target}. */
   @Wire(108)
   record LinkReq(Handle target, Handle parent, String name) implements MetaOp, Req<EntryResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(target(), parent());
+    }
+
     public LinkReq {
       Objects.requireNonNull(target, "target");
       Objects.requireNonNull(parent, "parent");
@@ -133,6 +178,11 @@ public sealed interface MetaOp extends Message {
    */
   @Wire(109)
   record RemoveReq(Handle parent, String name, boolean directory) implements MetaOp, Req<RemoveResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(parent());
+    }
+
     public RemoveReq {
       Objects.requireNonNull(parent, "parent");
       Names.checkNew(name);
@@ -151,6 +201,11 @@ public sealed interface MetaOp extends Message {
   @Wire(111)
   record RenameReq(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags)
       implements MetaOp, Req<RenameResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(srcParent(), dstParent());
+    }
+
     /** Fail with EEXIST rather than replace. */
     public static final int NOREPLACE = 1;
 
@@ -172,6 +227,11 @@ public sealed interface MetaOp extends Message {
    */
   @Wire(113)
   record ReaddirReq(Handle dir, String cursor, int max, boolean plus) implements MetaOp, Req<ReaddirResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(dir());
+    }
+
     public ReaddirReq {
       Objects.requireNonNull(dir, "dir");
       if (max <= 0 || max > MAX_READDIR) {
@@ -207,6 +267,11 @@ public sealed interface MetaOp extends Message {
 
   @Wire(117)
   record SetxattrReq(Handle handle, String name, byte[] value, int flags) implements MetaOp, Req<CommonOp.OkResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public static final int CREATE = 1;
     public static final int REPLACE = 2;
 
@@ -220,6 +285,11 @@ public sealed interface MetaOp extends Message {
 
   @Wire(118)
   record GetxattrReq(Handle handle, String name) implements MetaOp, Req<XattrResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public GetxattrReq {
       Objects.requireNonNull(handle, "handle");
       Objects.requireNonNull(name, "name");
@@ -231,6 +301,11 @@ public sealed interface MetaOp extends Message {
 
   @Wire(120)
   record ListxattrReq(Handle handle) implements MetaOp, Req<XattrNamesResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public ListxattrReq {
       Objects.requireNonNull(handle, "handle");
     }
@@ -241,6 +316,11 @@ public sealed interface MetaOp extends Message {
 
   @Wire(122)
   record RemovexattrReq(Handle handle, String name) implements MetaOp, Req<CommonOp.OkResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public RemovexattrReq {
       Objects.requireNonNull(handle, "handle");
       Objects.requireNonNull(name, "name");
@@ -257,6 +337,11 @@ public sealed interface MetaOp extends Message {
    */
   @Wire(145)
   record HeadWriteReq(Handle handle, long offset, ByteBuf payload) implements MetaOp, HasPayload, Req<CommonOp.OkResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public HeadWriteReq {
       Objects.requireNonNull(handle, "handle");
       if (offset < 0 || offset > org.flowfs.common.Layout.MAX_HEAD) {
@@ -271,6 +356,11 @@ public sealed interface MetaOp extends Message {
    */
   @Wire(146)
   record HeadReadReq(Handle handle, long offset, int length) implements MetaOp, Req<HeadReadResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public HeadReadReq {
       Objects.requireNonNull(handle, "handle");
       if (offset < 0 || length < 0 || offset > org.flowfs.common.Layout.MAX_HEAD) {
@@ -290,6 +380,11 @@ public sealed interface MetaOp extends Message {
    */
   @Wire(148)
   record HeadFlushReq(SetattrReq record, long offset, ByteBuf payload) implements MetaOp, HasPayload, Req<EntryResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(record().handle());
+    }
+
     public HeadFlushReq {
       Objects.requireNonNull(record, "record");
       if (offset < 0 || offset > org.flowfs.common.Layout.MAX_HEAD) {
@@ -307,6 +402,11 @@ public sealed interface MetaOp extends Message {
    */
   @Wire(149)
   record OpenReq(Handle handle, int headLength) implements MetaOp, Req<OpenResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(handle());
+    }
+
     public OpenReq {
       Objects.requireNonNull(handle, "handle");
       if (headLength < 0 || headLength > org.flowfs.common.Layout.MAX_HEAD) {
@@ -318,6 +418,111 @@ public sealed interface MetaOp extends Message {
   /** The attributes of an {@link OpenReq}'s object and its head's first bytes (none if it has no head). */
   @Wire(150)
   record OpenResp(Attr attr, ByteBuf payload) implements MetaOp, HasPayload {}
+
+  // ---- directory leases: a client's creates in a directory it holds, sent in batches ------------
+
+  /** The most files one lease reserves ahead, or one batch creates. */
+  int MAX_LEASE_FILES = 256;
+
+  /**
+   * Asks for a lease on directory {@code dir}: while it lasts no other client's request that
+   * reads or changes the directory (its entries, its attributes, the directory itself) is
+   * answered, and the holder creates regular files in it locally and sends them in {@link
+   * CreateBatchReq}s. The server reserves {@code files} new files ahead (handles and datafiles)
+   * for it. A request of another client that touches the directory recalls the lease: it waits
+   * until the holder has sent what it holds and ended the lease, or the lease expired.
+   */
+  @Wire(151)
+  record DirLeaseReq(Handle dir, int files) implements MetaOp, Req<DirLeaseResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(dir());
+    }
+
+    public DirLeaseReq {
+      Objects.requireNonNull(dir, "dir");
+      if (files < 1 || files > MAX_LEASE_FILES) {
+        throw new IllegalArgumentException("files " + files);
+      }
+    }
+  }
+
+  /**
+   * A granted lease ({@code lease} != 0; 0: not granted, another client holds one or the
+   * directory's files are not made this way), the directory's ctime when it was granted (after
+   * every change admitted before it), how long it lasts without a batch ({@code termNs}), and the
+   * files reserved for it.
+   */
+  @Wire(152)
+  record DirLeaseResp(long lease, long ctimeNs, long termNs, List<Reserved> reserved) implements MetaOp {}
+
+  /** A file reserved for a lease: the handle and layout its create will have. */
+  record Reserved(Handle handle, Layout layout) {
+    public Reserved {
+      Objects.requireNonNull(handle, "handle");
+      Objects.requireNonNull(layout, "layout");
+    }
+  }
+
+  /**
+   * Creates, in one mutation, regular files the holder of {@code lease} made in {@code dir}, in
+   * order, each with a reserved handle; renews the lease, or ends it ({@code end}: the holder
+   * sends nothing more under it; reserved files it did not use are given back). {@code more}:
+   * files to reserve on top (none once recalled or ended). The heads of the files follow in
+   * {@code payload}, each {@link BatchCreate#headLength()} bytes, in order. A lease that is not
+   * known (ended, expired, the server restarted) creates nothing: every entry fails with ESTALE.
+   */
+  @Wire(153)
+  record CreateBatchReq(Handle dir, long lease, List<BatchCreate> creates, boolean end, int more, ByteBuf payload)
+      implements MetaOp, HasPayload, Req<CreateBatchResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(dir());
+    }
+
+    public CreateBatchReq {
+      Objects.requireNonNull(dir, "dir");
+      Objects.requireNonNull(creates, "creates");
+      if (lease == 0 || creates.size() > MAX_LEASE_FILES || more < 0 || more > MAX_LEASE_FILES) {
+        throw new IllegalArgumentException("lease, creates or more");
+      }
+    }
+  }
+
+  /**
+   * One file of a batch: made as {@link CreateReq} makes a regular file (mode, owner), with the
+   * reserved {@code handle} and its layout. {@code record}, when not null, is the change its
+   * writer's close recorded (a {@link SetattrReq} of {@code handle}), applied with its head bytes
+   * ({@code headLength} at {@code headOffset}) in the same mutation, as {@link HeadFlushReq}
+   * does; null: the file is still open, only created.
+   */
+  record BatchCreate(String name, Handle handle, int mode, int uid, int gid, SetattrReq record, long headOffset,
+      int headLength) {
+    public BatchCreate {
+      Names.checkNew(name);
+      Objects.requireNonNull(handle, "handle");
+      if ((mode & ~07777) != 0 || headOffset < 0 || headLength < 0
+          || headOffset + headLength > org.flowfs.common.Layout.MAX_HEAD) {
+        throw new IllegalArgumentException("mode or head");
+      }
+      if (record != null && !record.handle().equals(handle)) {
+        throw new IllegalArgumentException("a record of another handle");
+      }
+    }
+  }
+
+  /**
+   * What each create of a batch made (in order), whether the lease is recalled (the holder ends
+   * it with its next batch), and the files reserved on top.
+   */
+  @Wire(154)
+  record CreateBatchResp(List<BatchResult> results, boolean recalled, List<Reserved> reserved) implements MetaOp {}
+
+  /**
+   * One create's outcome: the object's attributes and the directory's ctime before it (as {@link
+   * EntryResp}), or the errno ({@code attr} null) when it failed and changed nothing.
+   */
+  record BatchResult(Attr attr, long parentWasNs, int errno) {}
 
   // ---- fsck (flowfs fsck): read-only unless repairing ------------------------------------------
 

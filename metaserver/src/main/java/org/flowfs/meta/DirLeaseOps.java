@@ -1,0 +1,254 @@
+package org.flowfs.meta;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Counters;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
+import org.flowfs.common.dist.DirStripe;
+import org.flowfs.common.rpc.Access;
+import org.flowfs.common.rpc.OpTable;
+import org.flowfs.common.wire.MetaOp;
+import org.flowfs.common.wire.MetaOp.BatchCreate;
+import org.flowfs.common.wire.MetaOp.BatchResult;
+import org.flowfs.common.wire.MetaOp.CreateBatchReq;
+import org.flowfs.common.wire.MetaOp.CreateBatchResp;
+import org.flowfs.common.wire.MetaOp.DirLeaseReq;
+import org.flowfs.common.wire.MetaOp.DirLeaseResp;
+import org.flowfs.common.wire.MetaOp.Reserved;
+import org.flowfs.meta.DirLeases.Lease;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The metadata server's side of directory leases: grants them ({@link DirLeaseReq}) with files
+ * reserved ahead, applies their batches of creates ({@link CreateBatchReq}) and takes back what
+ * an expired lease left. Which requests wait for a lease is {@link LeaseGate}'s business.
+ *
+ * <p>A reservation is a metadata handle from {@link MetadataStore#reserveHandles} (whose
+ * mutation also reads the directory's ctime) and the layout a {@code CreateReq} in that
+ * directory would get ({@link FileLayouts}). Reserved datafiles nobody used go back to the pools
+ * when the holder ends its lease; when it expires, or a create of one fails, they are removed
+ * ({@link DatafileReaper}), because a holder may have written bytes into them already.
+ *
+ * <p>Counts {@code lease.granted}, {@code lease.refused}, {@code batch.creates} and {@code
+ * batch.failed}. Thread safe; handlers run on the event loop and never block.
+ */
+final class DirLeaseOps {
+  private static final Logger LOG = LoggerFactory.getLogger(DirLeaseOps.class);
+  private static final DirLeaseResp REFUSED = new DirLeaseResp(0, 0, 0, List.of());
+
+  private final MetadataStore store;
+  private final FileLayouts layouts;
+  private final DatafileReaper reaper;
+  private final DirLeases leases;
+  private final Counters counters;
+
+  /** Leases lasting {@code term} without a batch, checked for expiry by {@code scheduler}. */
+  DirLeaseOps(MetadataStore store, FileLayouts layouts, DatafileReaper reaper, Counters counters,
+      java.time.Duration term, DirLeases.Scheduler scheduler) {
+    this.store = store;
+    this.layouts = layouts;
+    this.reaper = reaper;
+    this.counters = counters;
+    this.leases = new DirLeases(term, System::nanoTime, scheduler, this::expired, counters);
+  }
+
+  /** The leases these operations grant (for the gate, fsck and the server's close). */
+  DirLeases leases() {
+    return leases;
+  }
+
+  /** Adds the lease operations to {@code t}: they never wait for a lease themselves. */
+  void register(OpTable t) {
+    t.async(DirLeaseReq.class, Access.MODIFY, (q, ctx) -> grant(q));
+    t.async(CreateBatchReq.class, Access.MODIFY, (q, ctx) -> batch(q));
+  }
+
+  /** Takes the files an expired lease reserved and did not use: their datafiles are removed. */
+  private void expired(Lease lease, Map<Handle, Layout> unused) {
+    LOG.info("{} expired with {} reserved files unused", lease, unused.size());
+    unused.forEach((h, layout) -> reaper.reap(h, layout.datafiles()));
+  }
+
+  /**
+   * Grants a lease on the directory unless one lives there or it has the set-group-id bit
+   * (lease 0); registers it before reserving, so every request of another that arrives from then
+   * on waits for it, and the ctime answered holds every change admitted before.
+   */
+  private CompletableFuture<DirLeaseResp> grant(DirLeaseReq q) {
+    Attr dir = store.getattr(q.dir());
+    if (!dir.isDir()) {
+      throw new FsException(Errno.ENOTDIR, q.dir() + " is no directory");
+    }
+    Lease l = (dir.mode() & Attr.S_ISGID) != 0 ? null : leases.grant(q.dir());
+    if (l == null) {
+      counters.increment("lease.refused");
+      return CompletableFuture.completedFuture(REFUSED);
+    }
+    return reserve(q.dir(), q.files()).handle((r, err) -> {
+      if (err == null && leases.reserve(l, r.files())) {
+        counters.increment("lease.granted");
+        return new DirLeaseResp(l.id(), r.dirCtimeNs(), leases.termNs(), r.files());
+      }
+      leases.end(l); // its waiting requests run
+      if (err != null) {
+        throw new FsException(Errno.from(err), "cannot reserve files for a lease on " + q.dir() + ": "
+            + Errno.unwrap(err).getMessage());
+      }
+      r.files().forEach(f -> layouts.giveBack(f.layout())); // expired meanwhile: nobody saw them
+      counters.increment("lease.refused");
+      return REFUSED;
+    });
+  }
+
+  /** Reserved files and the directory's ctime when their handles were handed out. */
+  private record Reservations(List<Reserved> files, long dirCtimeNs) {}
+
+  /**
+   * Reserves {@code n} files in {@code dir}: the handles first (the ctime is read in the same
+   * mutation), then the datafiles; all or nothing, datafiles taken go back on a failure.
+   */
+  private CompletableFuture<Reservations> reserve(Handle dir, int n) {
+    List<FileLayouts.Placement> placements = new ArrayList<>(n);
+    CompletableFuture<MetadataStore.Reservation> handles;
+    try {
+      DirStripe stripe = layouts.dirStripe(dir);
+      for (int i = 0; i < n; i++) {
+        placements.add(layouts.place(null, 0, stripe));
+      }
+      handles = store.reserveHandles(dir, n);
+    } catch (FsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return layouts.take(placements).thenCompose(ls -> handles
+        .whenComplete((h, err) -> {
+          if (err != null) {
+            ls.forEach(layouts::giveBack);
+          }
+        })
+        .thenApply(h -> {
+          List<Reserved> files = new ArrayList<>(n);
+          for (int i = 0; i < n; i++) {
+            files.add(new Reserved(h.handle(i), ls.get(i)));
+          }
+          return new Reservations(files, h.dirCtimeNs());
+        }));
+  }
+
+  /**
+   * Applies a batch of the lease it names, in one mutation, then ends the lease ({@code end}) or
+   * reserves {@code more} files (unless recalled; a lease holds at most {@link
+   * MetaOp#MAX_LEASE_FILES} unused). A lease not known: every entry ESTALE. Heads that do not add
+   * up to the payload: EINVAL for the whole request, nothing done.
+   */
+  private CompletableFuture<CreateBatchResp> batch(CreateBatchReq q) {
+    byte[] heads = MetaServer.takeBytes(q);
+    List<BatchCreate> creates = q.creates();
+    long total = 0;
+    for (BatchCreate c : creates) {
+      total += c.headLength();
+    }
+    if (total != heads.length) {
+      throw new FsException(Errno.EINVAL, "batch heads of " + total + " bytes, " + heads.length + " sent");
+    }
+    Lease l = leases.enterBatch(q.dir(), q.lease());
+    if (l == null) {
+      counters.add("batch.failed", creates.size());
+      BatchResult stale = new BatchResult(null, 0, Errno.ESTALE.code());
+      return CompletableFuture.completedFuture(new CreateBatchResp(Collections.nCopies(creates.size(), stale), true, List.of()));
+    }
+    CompletableFuture<List<BatchResult>> applied;
+    try {
+      applied = apply(l, q.dir(), creates, heads);
+    } catch (RuntimeException e) {
+      applied = CompletableFuture.failedFuture(e);
+    }
+    return applied.handle((results, err) -> {
+      leases.leaveBatch(l);
+      if (q.end()) {
+        leases.end(l).values().forEach(layouts::giveBack);
+      }
+      if (err != null) {
+        throw new FsException(Errno.from(err), "batch of " + l + " failed: " + Errno.unwrap(err).getMessage());
+      }
+      return results;
+    }).thenCompose(results -> {
+      int room = Math.min(q.more(), MetaOp.MAX_LEASE_FILES - leases.unused(l)); // a lease holds no more
+      CompletableFuture<List<Reserved>> more = q.end() || room <= 0 || leases.recalled(l)
+          ? CompletableFuture.completedFuture(List.of())
+          : more(l, room);
+      return more.thenApply(m -> new CreateBatchResp(results, leases.recalled(l), m));
+    });
+  }
+
+  /**
+   * Creates the entries in one mutation; an entry whose handle the lease does not hold (not
+   * reserved for it, or used already) fails with EINVAL. A claimed file that was not created
+   * has its datafiles removed.
+   */
+  private CompletableFuture<List<BatchResult>> apply(Lease l, Handle dir, List<BatchCreate> creates, byte[] heads) {
+    List<Layout> claimed = new ArrayList<>(creates.size());
+    List<MetadataStore.BatchEntry> entries = new ArrayList<>(creates.size());
+    int at = 0;
+    for (BatchCreate c : creates) {
+      byte[] head = Arrays.copyOfRange(heads, at, at + c.headLength());
+      at += c.headLength();
+      Layout layout = leases.claim(l, c.handle());
+      claimed.add(layout);
+      if (layout != null) {
+        entries.add(new MetadataStore.BatchEntry(c.name(), c.handle(),
+            new MetadataStore.NewObject(FileType.REGULAR, c.mode(), c.uid(), c.gid(), 0, layout, null),
+            c.headOffset(), head, c.record() == null ? null : MetaServer.change(c.record())));
+      }
+    }
+    CompletableFuture<List<MetadataStore.Created>> made = entries.isEmpty()
+        ? CompletableFuture.completedFuture(List.of())
+        : store.createBatch(dir, entries, MetaServer.now());
+    return made.handle((created, err) -> {
+      Errno all = err == null ? null : Errno.from(err); // the mutation failed whole: nothing made
+      List<BatchResult> out = new ArrayList<>(creates.size());
+      int next = 0;
+      for (int i = 0; i < creates.size(); i++) {
+        Layout layout = claimed.get(i);
+        MetadataStore.Created c = layout == null || all != null ? null : created.get(next++);
+        if (c != null && c.entry() != null) {
+          out.add(new BatchResult(c.entry().attr(), c.entry().parentWasNs(), 0));
+          continue;
+        }
+        if (layout != null) {
+          reaper.reap(creates.get(i).handle(), layout.datafiles());
+        }
+        Errno e = layout == null ? Errno.EINVAL : c != null ? c.errno() : all;
+        out.add(new BatchResult(null, 0, e.code()));
+      }
+      long ok = out.stream().filter(r -> r.attr() != null).count();
+      counters.add("batch.creates", ok);
+      counters.add("batch.failed", out.size() - ok);
+      return out;
+    });
+  }
+
+  /** {@code n} more files for the live lease {@code l}; none when they cannot be had now. */
+  private CompletableFuture<List<Reserved>> more(Lease l, int n) {
+    return reserve(l.dir(), n).handle((r, err) -> {
+      if (err != null) {
+        LOG.info("no more files reserved for {}: {}", l, Errno.unwrap(err).getMessage());
+        return List.of();
+      }
+      if (!leases.reserve(l, r.files())) {
+        r.files().forEach(f -> layouts.giveBack(f.layout())); // ended meanwhile: nobody saw them
+        return List.of();
+      }
+      return r.files();
+    });
+  }
+}

@@ -1,0 +1,371 @@
+package org.flowfs.meta;
+
+import static org.flowfs.meta.LoopbackMetaServer.call;
+import static org.flowfs.meta.LoopbackMetaServer.errno;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.rpc.NetRuntime;
+import org.flowfs.common.rpc.RpcClient;
+import org.flowfs.common.wire.LeakCheck;
+import org.flowfs.common.wire.MetaOp.BatchCreate;
+import org.flowfs.common.wire.MetaOp.BatchResult;
+import org.flowfs.common.wire.MetaOp.CreateBatchReq;
+import org.flowfs.common.wire.MetaOp.CreateBatchResp;
+import org.flowfs.common.wire.MetaOp.CreateReq;
+import org.flowfs.common.wire.MetaOp.DirLeaseReq;
+import org.flowfs.common.wire.MetaOp.DirLeaseResp;
+import org.flowfs.common.wire.MetaOp.EntryResp;
+import org.flowfs.common.wire.MetaOp.FsckDatafilesResp;
+import org.flowfs.common.wire.MetaOp.FsckReservedReq;
+import org.flowfs.common.wire.MetaOp.GetattrReq;
+import org.flowfs.common.wire.MetaOp.HeadReadReq;
+import org.flowfs.common.wire.MetaOp.HeadReadResp;
+import org.flowfs.common.wire.MetaOp.LookupReq;
+import org.flowfs.common.wire.MetaOp.OpenReq;
+import org.flowfs.common.wire.MetaOp.OpenResp;
+import org.flowfs.common.wire.MetaOp.ReaddirReq;
+import org.flowfs.common.wire.MetaOp.ReaddirResp;
+import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RenameReq;
+import org.flowfs.common.wire.MetaOp.Reserved;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
+import org.flowfs.common.wire.MetaOp.SetxattrReq;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Directory leases over the wire: a holder creates files in batches while other clients'
+ * requests on the directory wait for the end of its lease ({@link DirLeaseOps}, {@link
+ * LeaseGate}).
+ */
+@ExtendWith(LeakCheck.class)
+class DirLeaseServerTest {
+  private static final int HEAD = 4096;
+  /** How long a test watches a parked request to see that it stays parked. */
+  private static final long PARKED_MS = 300;
+  private static NetRuntime net;
+
+  @TempDir
+  Path dir;
+  private LoopbackMetaServer meta;
+  private RpcClient holder;
+  private RpcClient other;
+  private Handle d;
+
+  @BeforeAll
+  static void startLoops() {
+    net = NetRuntime.create("dirlease-test", 2);
+  }
+
+  @AfterAll
+  static void stopLoops() {
+    net.close();
+  }
+
+  @BeforeEach
+  void start() throws Exception {
+    start(DirLeases.TERM);
+  }
+
+  private void start(Duration term) throws Exception {
+    meta = new LoopbackMetaServer(net, dir.resolve("meta-" + term.toMillis()), HEAD, term);
+    holder = meta.client();
+    other = meta.client();
+    d = call(holder, new CreateReq(Handle.ROOT, "d", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
+  }
+
+  @AfterEach
+  void stop() {
+    if (meta != null) {
+      meta.close();
+    }
+  }
+
+  @Test
+  void lease_grantsReservedFiles_andRefusesASecondOne() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 4));
+    assertNotEquals(0, r.lease());
+    assertEquals(DirLeases.TERM.toNanos(), r.termNs());
+    assertEquals(meta.server().store().getattr(d).ctimeNs(), r.ctimeNs());
+    assertEquals(4, r.reserved().size());
+    Set<Handle> handles = new HashSet<>();
+    Set<Handle> datafiles = new HashSet<>();
+    for (Reserved f : r.reserved()) {
+      assertTrue(handles.add(f.handle()));
+      assertEquals(HEAD, f.layout().headBytes(), "the layout a CreateReq would give");
+      assertEquals(1, f.layout().datafiles().size());
+      assertTrue(datafiles.addAll(f.layout().datafiles()));
+      assertEquals(Errno.ENOENT, errno(holder, new GetattrReq(f.handle())), "no object yet");
+    }
+    DirLeaseResp second = call(other, new DirLeaseReq(d, 1));
+    assertEquals(0, second.lease());
+    assertEquals(List.of(), second.reserved());
+    assertEquals(1, meta.server().counters().get("lease.granted"));
+    assertEquals(1, meta.server().counters().get("lease.refused"));
+    // after the end, unused datafiles are back in the pools and a new lease can be had
+    CreateBatchResp end = batch(r.lease(), List.of(), true, 0);
+    assertEquals(List.of(), end.results());
+    assertTrue(reservedByServer().containsAll(datafiles), "given back to the pools");
+    assertNotEquals(0, call(other, new DirLeaseReq(d, 1)).lease());
+  }
+
+  @Test
+  void lease_errorsAndRefusals() throws Exception {
+    Attr f = call(holder, new CreateReq(Handle.ROOT, "f", FileType.REGULAR, 0644, 0, 0, 0, null, 0)).attr();
+    assertEquals(Errno.ENOTDIR, errno(holder, new DirLeaseReq(f.handle(), 1)));
+    assertEquals(Errno.ENOENT, errno(holder, new DirLeaseReq(Handle.of(0, 999_999), 1)));
+    call(holder, new SetattrReq(d, SetattrReq.MODE, 02775, 0, 0, 0, 0, 0));
+    assertEquals(0, call(holder, new DirLeaseReq(d, 1)).lease(), "set-group-id: the client cannot tell the group");
+  }
+
+  @Test
+  void batch_createsFilesWithTheirHeads_visibleToOthersAfterTheEnd() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 3));
+    Reserved a = r.reserved().get(0);
+    Reserved b = r.reserved().get(1);
+    SetattrReq closedA = new SetattrReq(a.handle(), SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, 5, 0, 42L);
+    CreateBatchResp first = batch(r.lease(), List.of(
+        new BatchCreate("a", a.handle(), 0640, 7, 8, closedA, 0, 5)), false, 2, new byte[] {1, 2, 3, 4, 5});
+    assertFalse(first.recalled());
+    assertEquals(2, first.reserved().size(), "more files on top");
+    Attr fa = first.results().get(0).attr();
+    assertEquals(a.handle(), fa.handle());
+    assertEquals(a.layout(), fa.layout(), "the reserved layout");
+    assertEquals(5, fa.size());
+    assertEquals(42L, fa.mtimeNs());
+    assertEquals(0640, fa.mode());
+    assertEquals(7, fa.uid());
+    assertEquals(8, fa.gid());
+    assertEquals(r.ctimeNs(), first.results().get(0).parentWasNs(), "nothing came between the grant and the create");
+    Reserved c = first.reserved().get(0);
+    CreateBatchResp last = batch(r.lease(), List.of(
+        new BatchCreate("b", b.handle(), 0600, 7, 8, null, 0, 0),
+        new BatchCreate("c", c.handle(), 0600, 7, 8,
+            new SetattrReq(c.handle(), SetattrReq.SIZE_GROW, 0, 0, 0, 103, 0, 0), 100, 3)), true, 0, new byte[] {9, 8, 7});
+    assertEquals(fa.ctimeNs(), last.results().get(0).parentWasNs());
+    assertEquals(List.of(), last.reserved(), "none once ended");
+    assertEquals(3, meta.server().counters().get("batch.creates"));
+    // another client sees them all, with their bytes
+    assertEquals(fa, call(other, new LookupReq(d, "a")).attr());
+    assertEquals(b.handle(), call(other, new LookupReq(d, "b")).attr().handle());
+    OpenResp o = call(other, new OpenReq(a.handle(), HEAD));
+    try {
+      assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, ByteBufUtil.getBytes(o.payload()));
+    } finally {
+      o.release();
+    }
+    HeadReadResp h = call(other, new HeadReadReq(c.handle(), 0, HEAD));
+    try {
+      byte[] want = new byte[103];
+      want[100] = 9;
+      want[101] = 8;
+      want[102] = 7;
+      assertArrayEquals(want, ByteBufUtil.getBytes(h.payload()));
+    } finally {
+      h.release();
+    }
+    assertEquals(103, meta.server().store().getattr(c.handle()).size());
+  }
+
+  @Test
+  void lookupOfAnother_waitsForTheHoldersLastBatch_andSeesItsFiles() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
+    assertFalse(batch(r.lease(), List.of(create("a", r.reserved().get(0))), false, 0).recalled());
+    CompletableFuture<EntryResp> lookup = other.call(new LookupReq(d, "b"));
+    CompletableFuture<ReaddirResp> listing = other.call(new ReaddirReq(d, null, 100, false));
+    CompletableFuture<EntryResp> getattr = other.call(new GetattrReq(d));
+    CompletableFuture<EntryResp> elsewhere = other.call(new GetattrReq(Handle.ROOT));
+    assertEquals(FileType.DIRECTORY, elsewhere.get(5, TimeUnit.SECONDS).attr().type(), "other directories answer");
+    Thread.sleep(PARKED_MS);
+    assertFalse(lookup.isDone() || listing.isDone() || getattr.isDone(), "parked while the lease lives");
+    CreateBatchResp next = batch(r.lease(), List.of(), false, 1);
+    assertTrue(next.recalled(), "the holder learns of the waiting request with its next batch");
+    assertEquals(List.of(), next.reserved(), "no more files once recalled");
+    Thread.sleep(PARKED_MS);
+    assertFalse(lookup.isDone(), "still parked: the lease has not ended");
+    batch(r.lease(), List.of(create("b", r.reserved().get(1))), true, 0);
+    // well within the term the end renewed: released by the end, not by an expiry
+    assertEquals(r.reserved().get(1).handle(), lookup.get(2, TimeUnit.SECONDS).attr().handle());
+    assertEquals(List.of("a", "b"), listing.get(5, TimeUnit.SECONDS).entries().stream().map(e -> e.name()).toList());
+    assertEquals(meta.server().store().getattr(d), getattr.get(5, TimeUnit.SECONDS).attr());
+    assertEquals(1, meta.server().counters().get("lease.recalled"));
+    assertEquals(3, meta.server().counters().get("lease.parked"));
+  }
+
+  @Test
+  void changesOfAnother_wait_rmdirAndRenameOfTheLeasedDirectoryToo() throws Exception {
+    Handle sub = call(holder, new CreateReq(d, "sub", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
+    DirLeaseResp r = call(holder, new DirLeaseReq(sub, 1));
+    CompletableFuture<?> rmdir = other.call(new RemoveReq(d, "sub", true));
+    CompletableFuture<?> create = other.call(new CreateReq(sub, "x", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    CompletableFuture<?> xattr = other.call(new SetxattrReq(sub, "user.k", new byte[] {1}, 0));
+    CompletableFuture<HeadReadResp> onPool = other.call(new HeadReadReq(sub, 0, 1)); // a blocking operation
+    Thread.sleep(PARKED_MS);
+    for (CompletableFuture<?> f : List.of(rmdir, create, xattr, onPool)) {
+      assertFalse(f.isDone(), "parked while the lease lives");
+    }
+    CreateBatchResp held = batchIn(sub, r.lease(), List.of(create("held", r.reserved().get(0))), true, 0, new byte[0]);
+    assertEquals(0, held.results().get(0).errno());
+    assertEquals(Errno.ENOTEMPTY, errnoOf(rmdir), "after the batch: the directory has a file");
+    create.get(5, TimeUnit.SECONDS);
+    xattr.get(5, TimeUnit.SECONDS);
+    assertEquals(Errno.EISDIR, errnoOf(onPool), "ran on the reader pool after the end");
+    // a rename of the leased directory, and one replacing it
+    Handle empty = call(holder, new CreateReq(d, "empty", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
+    DirLeaseResp r2 = call(holder, new DirLeaseReq(sub, 1));
+    DirLeaseResp r3 = call(holder, new DirLeaseReq(empty, 1));
+    CompletableFuture<?> rename = other.call(new RenameReq(d, "sub", Handle.ROOT, "moved", 0));
+    CompletableFuture<?> replace = other.call(new RenameReq(Handle.ROOT, "d", Handle.ROOT, "d2", 0));
+    CompletableFuture<?> over = other.call(new RenameReq(Handle.ROOT, "d2", d, "empty", 0));
+    Thread.sleep(PARKED_MS);
+    assertFalse(rename.isDone(), "moves a leased directory");
+    assertTrue(replace.isDone(), "a rename touching no leased directory goes ahead");
+    assertFalse(over.isDone(), "replaces a leased directory");
+    batchIn(sub, r2.lease(), List.of(), true, 0, new byte[0]);
+    rename.get(5, TimeUnit.SECONDS);
+    assertEquals(sub, call(other, new LookupReq(Handle.ROOT, "moved")).attr().handle());
+    Thread.sleep(PARKED_MS);
+    assertFalse(over.isDone(), "still waits for the other lease");
+    batchIn(empty, r3.lease(), List.of(), true, 0, new byte[0]);
+    assertEquals(Errno.EINVAL, errnoOf(over), "d into its own subtree, once it may run");
+  }
+
+  @Test
+  void expiry_releasesWaitingRequests_andRemovesTheUnusedDatafiles() throws Exception {
+    stop();
+    Duration term = Duration.ofMillis(400);
+    start(term);
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
+    assertEquals(term.toNanos(), r.termNs());
+    long t0 = System.nanoTime();
+    EntryResp seen = call(other, new LookupReq(d, "."));
+    long waitedMs = (System.nanoTime() - t0) / 1_000_000;
+    assertEquals(d, seen.attr().handle());
+    assertTrue(waitedMs >= term.toMillis() / 2, "waited for the expiry: " + waitedMs + " ms");
+    assertTrue(waitedMs < term.toMillis() + 2000, "released within about the term: " + waitedMs + " ms");
+    assertEquals(1, meta.server().counters().get("lease.expired"));
+    List<Handle> datafiles = new ArrayList<>();
+    r.reserved().forEach(f -> datafiles.addAll(f.layout().datafiles()));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!meta.removed().containsAll(datafiles) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertTrue(meta.removed().containsAll(datafiles), "the reaper removed " + meta.removed());
+    assertFalse(reservedByServer().stream().anyMatch(datafiles::contains), "not given back to the pools");
+    CreateBatchResp late = batch(r.lease(), List.of(create("a", r.reserved().get(0))), true, 0);
+    assertEquals(Errno.ESTALE.code(), late.results().get(0).errno());
+    assertEquals(Errno.ENOENT, errno(other, new LookupReq(d, "a")));
+  }
+
+  @Test
+  void batch_ofAnUnknownLease_failsEveryEntryWithESTALE() throws Exception {
+    Handle e = call(holder, new CreateReq(Handle.ROOT, "e", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
+    Reserved f = r.reserved().get(0);
+    CreateBatchResp unknown = batch(r.lease() + 1, List.of(create("a", f), create("b", r.reserved().get(1))), false, 1);
+    assertEquals(List.of(Errno.ESTALE.code(), Errno.ESTALE.code()), unknown.results().stream().map(BatchResult::errno).toList());
+    unknown.results().forEach(x -> assertNull(x.attr()));
+    assertTrue(unknown.recalled());
+    assertEquals(List.of(), unknown.reserved());
+    CreateBatchResp otherDir = batchIn(e, r.lease(), List.of(create("a", f)), false, 0, new byte[0]);
+    assertEquals(Errno.ESTALE.code(), otherDir.results().get(0).errno(), "a lease of another directory");
+    assertEquals(Errno.ENOENT, errno(other, new LookupReq(e, "a")));
+    batch(r.lease(), List.of(), true, 0);
+    assertEquals(Errno.ENOENT, errno(other, new LookupReq(d, "a")), "nothing created");
+    assertEquals(3, meta.server().counters().get("batch.failed"));
+  }
+
+  @Test
+  void batch_aHandleUsedTwiceOrNotReserved_EINVAL() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
+    Reserved f = r.reserved().get(0);
+    CreateBatchResp once = batch(r.lease(), List.of(create("a", f), create("b", f)), false, 0);
+    assertEquals(f.handle(), once.results().get(0).attr().handle());
+    assertEquals(Errno.EINVAL.code(), once.results().get(1).errno(), "used in the same batch");
+    CreateBatchResp again = batch(r.lease(), List.of(create("c", f),
+        new BatchCreate("d", Handle.of(0, 999_999), 0644, 0, 0, null, 0, 0)), true, 0);
+    assertEquals(Errno.EINVAL.code(), again.results().get(0).errno(), "used in an earlier batch");
+    assertEquals(Errno.EINVAL.code(), again.results().get(1).errno(), "never reserved");
+    assertEquals(List.of("a"), call(other, new ReaddirReq(d, null, 100, false)).entries().stream()
+        .map(e -> e.name()).toList());
+    Thread.sleep(DatafileReaper.LINGER_MS * 5);
+    assertTrue(meta.removed().stream().noneMatch(f.layout().datafiles()::contains),
+        "a refused second use removes nothing of the file that has the datafiles");
+  }
+
+  @Test
+  void fsckReserved_listsTheDatafilesOfLiveLeases() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 3));
+    List<Handle> reserved = reservedByServer();
+    for (Reserved f : r.reserved()) {
+      assertTrue(reserved.containsAll(f.layout().datafiles()), f + " listed");
+    }
+    batch(r.lease(), List.of(create("a", r.reserved().get(0))), false, 0);
+    assertFalse(reservedByServer().containsAll(r.reserved().get(0).layout().datafiles()), "used: in a layout now");
+  }
+
+  // ---- helpers --------------------------------------------------------------------------------
+
+  private static BatchCreate create(String name, Reserved f) {
+    return new BatchCreate(name, f.handle(), 0644, 0, 0, null, 0, 0);
+  }
+
+  private CreateBatchResp batch(long lease, List<BatchCreate> creates, boolean end, int more) throws Exception {
+    return batch(lease, creates, end, more, new byte[0]);
+  }
+
+  private CreateBatchResp batch(long lease, List<BatchCreate> creates, boolean end, int more, byte[] heads)
+      throws Exception {
+    return batchIn(d, lease, creates, end, more, heads);
+  }
+
+  private CreateBatchResp batchIn(Handle in, long lease, List<BatchCreate> creates, boolean end, int more, byte[] heads)
+      throws Exception {
+    ByteBuf payload = Unpooled.wrappedBuffer(heads);
+    return call(holder, new CreateBatchReq(in, lease, creates, end, more, payload));
+  }
+
+  private List<Handle> reservedByServer() throws Exception {
+    FsckDatafilesResp r = call(other, new FsckReservedReq());
+    return r.datafiles();
+  }
+
+  private static Errno errnoOf(CompletableFuture<?> f) throws Exception {
+    try {
+      Object v = f.get(5, TimeUnit.SECONDS);
+      if (v instanceof io.netty.util.ReferenceCounted rc) {
+        rc.release();
+      }
+      throw new AssertionError("succeeded: " + v);
+    } catch (ExecutionException e) {
+      return ((FsException) e.getCause()).errno();
+    }
+  }
+}

@@ -1,0 +1,651 @@
+package org.flowfs.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Counters;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.NamedThreads;
+import org.flowfs.common.wire.Message;
+import org.flowfs.common.wire.MetaOp;
+import org.flowfs.common.wire.MetaOp.BatchCreate;
+import org.flowfs.common.wire.MetaOp.BatchResult;
+import org.flowfs.common.wire.MetaOp.CreateBatchReq;
+import org.flowfs.common.wire.MetaOp.CreateBatchResp;
+import org.flowfs.common.wire.MetaOp.DirLeaseReq;
+import org.flowfs.common.wire.MetaOp.DirLeaseResp;
+import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RenameReq;
+import org.flowfs.common.wire.MetaOp.Reserved;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
+import org.flowfs.common.wire.Req;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This client's leases on directories it made ({@link MetaOp.DirLeaseReq}): under a lease, a
+ * regular file is created here, with a handle and layout the metadata server reserved for it, and
+ * its create, its head bytes and the size and times its close recorded go to the server later,
+ * with other files', in one {@link MetaOp.CreateBatchReq}. A small file then costs no round trip
+ * of its own: {@code tar -x} and a loop of creates wait for no server.
+ *
+ * <p><b>What holds.</b> Other clients see a file made here once it is in a batch the server
+ * answered; the server holds back every request of theirs that touches a leased directory until
+ * the holder sent what it holds and ended the lease (a recall), or the lease expired. So a close
+ * here, then an open on another client, finds the file with its bytes (close-to-open). This
+ * client's own requests never wait for its own lease: before one names a leased directory it ends
+ * the lease, and before one names a file not yet in an answered batch it sends the batch and waits
+ * for the answer ({@link #settle}). A lease is only taken on a directory whose every name this
+ * client knows ({@link DirContents}) at the ctime the grant reports, so a local create knows the
+ * name is free. Batches leave when {@link #BATCH} closed files wait, else {@link #LINGER_NANOS}
+ * after a close; a file open longer than {@link #OPEN_NANOS} goes as a create alone (its close is
+ * then an ordinary call); a lease nothing was created under for {@link #IDLE_NANOS} is ended.
+ *
+ * <p><b>Failures.</b> A create that fails in a batch (the server's disk is full, say; or the lease
+ * expired because this client stalled past its term) fails the file's later flush, fsync and
+ * close on this client; a file already closed by then is lost and logged as an error.
+ *
+ * <p>Thread safe: a lease's state is guarded by the lease; answers are handled on one thread.
+ */
+final class DirLeases implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(DirLeases.class);
+  /** Closed files that make a batch leave at once. */
+  static final int BATCH = 64;
+  /** How long a closed file waits for others to go with it. */
+  static final long LINGER_NANOS = 5_000_000;
+  /** A file open this long has its create sent alone (its bytes go with its close, as usual). */
+  static final long OPEN_NANOS = 50_000_000;
+  /** A lease nothing was created under for this long is ended. */
+  static final long IDLE_NANOS = 20_000_000;
+
+  /** What the leases need of the client they serve: the metadata server and the caches. */
+  interface Host {
+    /** Sends a request to the metadata server, answered on any thread. */
+    <R extends Message> CompletableFuture<R> send(Req<R> req);
+
+    /** A create of a batch was made: {@code attr} is the file now, and the directory's ctime was {@code parentWasNs} before. */
+    void created(Handle dir, String name, Attr attr, long parentWasNs, long askedNanos);
+
+    /** A create made here failed (or it is not known whether it was made): forget what was cached of it. */
+    void failed(Handle dir, String name, Handle file);
+
+    /** Whether every name of {@code dir} is known here, at ctime {@code ctimeNs}. */
+    boolean knownAt(Handle dir, long ctimeNs);
+
+    /**
+     * Makes a closed file whose batch was lost (the metadata server restarted, or the connection
+     * dropped before the answer) the ordinary way, with calls of its own: finds it made already
+     * under {@code reserved}, or creates it and records {@code record} (may be null) with its head
+     * bytes ({@code head}, may be null; not taken over). Returns the file's attributes.
+     */
+    Attr recreate(Handle dir, String name, Handle reserved, int mode, int uid, int gid, SetattrReq record,
+        long headOffset, ByteBuf head);
+  }
+
+  /** A file made under a lease whose batch was not answered yet. */
+  private static final class Pending {
+    final Lease lease;
+    final String name;
+    final Handle handle;
+    final int mode;
+    final int uid;
+    final int gid;
+    final long madeNanos;
+    /** The file's head: bytes past it are in its reserved datafiles. */
+    final long headBytes;
+    /** Answered (exceptionally with the create's {@link FsException} when it failed). */
+    final CompletableFuture<Void> done = new CompletableFuture<>();
+    // guarded by lease
+    boolean closed;
+    boolean sent;
+    SetattrReq record;
+    long headOffset;
+    ByteBuf head;
+
+    Pending(Lease lease, String name, Handle handle, int mode, int uid, int gid, long headBytes) {
+      this.lease = lease;
+      this.headBytes = headBytes;
+      this.name = name;
+      this.handle = handle;
+      this.mode = mode;
+      this.uid = uid;
+      this.gid = gid;
+      this.madeNanos = System.nanoTime();
+    }
+  }
+
+  private final class Lease {
+    final Handle dir;
+    final long id;
+    final CompletableFuture<Void> over = new CompletableFuture<>();
+    // guarded by this
+    final ArrayDeque<Reserved> reserved;
+    final List<Pending> waiting = new ArrayList<>();
+    int closedWaiting;
+    /** A batch is out, answered when {@link #answer} completes; {@link #again}: send the next as soon as it is. */
+    boolean out;
+    CompletableFuture<Void> answer = CompletableFuture.completedFuture(null);
+    boolean again;
+    /** Send every waiting file with the next batch, open or not. */
+    boolean urgent;
+    boolean recalled;
+    boolean ending;
+    boolean lingering;
+    long lastCreateNanos = System.nanoTime();
+
+    Lease(Handle dir, long id, List<Reserved> reserved) {
+      this.dir = dir;
+      this.id = id;
+      this.reserved = new ArrayDeque<>(reserved);
+    }
+  }
+
+  private final Host host;
+  private final int files;
+  private final Duration timeout;
+  private final Counters counters;
+  private final Map<Handle, Lease> byDir = new ConcurrentHashMap<>();
+  private final Map<Handle, Pending> byFile = new ConcurrentHashMap<>();
+  /** Leases asked for and not answered yet. */
+  private final Map<Handle, CompletableFuture<Void>> asked = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService timer =
+      Executors.newSingleThreadScheduledExecutor(new NamedThreads("flowfs-leases"));
+  /** Makes the files of lost batches again, with calls that may wait for a restarting server. */
+  private final java.util.concurrent.ExecutorService recovery =
+      Executors.newSingleThreadExecutor(new NamedThreads("flowfs-lease-recovery"));
+
+  private final long lingerNanos;
+  private final long openNanos;
+  private final long idleNanos;
+
+  /** {@code files}: reserved per lease (0: no leases); {@code timeout}: the longest wait for an answer. */
+  DirLeases(Host host, int files, Duration timeout, Counters counters) {
+    this(host, files, timeout, counters, LINGER_NANOS, OPEN_NANOS, IDLE_NANOS);
+  }
+
+  /** With other periods than {@link #LINGER_NANOS}, {@link #OPEN_NANOS} and {@link #IDLE_NANOS} (tests). */
+  DirLeases(Host host, int files, Duration timeout, Counters counters, long lingerNanos, long openNanos, long idleNanos) {
+    this.lingerNanos = lingerNanos;
+    this.host = host;
+    this.files = files;
+    this.timeout = timeout;
+    this.counters = counters;
+    this.openNanos = openNanos;
+    this.idleNanos = idleNanos;
+  }
+
+  /** Nothing held, nothing asked for: no request needs {@link #settle}. */
+  boolean idle() {
+    return byDir.isEmpty() && byFile.isEmpty() && asked.isEmpty();
+  }
+
+  /** Whether {@code dir} is leased here (for tests). */
+  boolean holds(Handle dir) {
+    return byDir.containsKey(dir);
+  }
+
+  // ---- taking a lease -------------------------------------------------------------------------
+
+  /**
+   * Asks for a lease on {@code dir}, unless one is held or asked for; the answer comes later. The
+   * caller knows every name of {@code dir}.
+   */
+  void want(Handle dir) {
+    if (files == 0 || byDir.containsKey(dir)) {
+      return;
+    }
+    CompletableFuture<Void> mine = new CompletableFuture<>();
+    if (asked.putIfAbsent(dir, mine) != null) {
+      return;
+    }
+    counters.increment("lease.asked");
+    host.send(new DirLeaseReq(dir, files)).whenCompleteAsync((r, err) -> {
+      try {
+        granted(dir, r, err);
+      } finally {
+        asked.remove(dir, mine);
+        mine.complete(null);
+      }
+    }, timer);
+  }
+
+  private void granted(Handle dir, DirLeaseResp r, Throwable err) {
+    if (err != null || r.lease() == 0) {
+      counters.increment("lease.refused");
+      return;
+    }
+    Lease l = new Lease(dir, r.lease(), r.reserved());
+    synchronized (l) {
+      if (!host.knownAt(dir, r.ctimeNs())) {
+        // the directory changed in between (another client, or a change of this one answered
+        // since): its names are not all known, give the lease back at once
+        counters.increment("lease.stale");
+        l.ending = true;
+        sendLocked(l);
+        return;
+      }
+      byDir.put(dir, l);
+    }
+    counters.increment("lease.granted");
+    timer.schedule(() -> watch(l), idleNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Waits for a lease asked for on {@code dir}, if one is. */
+  private void awaitAsked(Handle dir) {
+    CompletableFuture<Void> a = asked.get(dir);
+    if (a != null) {
+      Await.get(a, timeout);
+    }
+  }
+
+  // ---- creating under a lease -----------------------------------------------------------------
+
+  /**
+   * Creates regular file {@code name} in {@code dir} here, under this client's lease on it, if it
+   * holds one that is not recalled and has a file reserved, and {@code admit} (run under the
+   * lease, so no other create here comes between) says the name is free; else null, and the
+   * create must be a call of its own.
+   */
+  Attr create(Handle dir, String name, int mode, int uid, int gid, long nowNs, BooleanSupplier admit) {
+    if (files == 0) {
+      return null;
+    }
+    awaitAsked(dir);
+    for (int attempt = 0; ; attempt++) {
+      Lease l = byDir.get(dir);
+      if (l == null) {
+        return null;
+      }
+      CompletableFuture<Void> topUp;
+      synchronized (l) {
+        if (l.ending || l.recalled) {
+          return null;
+        }
+        if (!l.reserved.isEmpty()) {
+          return made(l, name, mode, uid, gid, nowNs, admit);
+        }
+        if (attempt > 2) {
+          counters.increment("lease.reserve-empty");
+          return null;
+        }
+        sendLocked(l); // more are reserved with a batch: wait for the one out now (then this one)
+        topUp = l.answer;
+      }
+      try {
+        Await.get(topUp, timeout);
+      } catch (FsException e) {
+        return null;
+      }
+    }
+  }
+
+  /** Guarded by {@code l}, which has a file reserved. */
+  private Attr made(Lease l, String name, int mode, int uid, int gid, long nowNs, BooleanSupplier admit) {
+    if (!admit.getAsBoolean()) {
+      return null;
+    }
+    Reserved r = l.reserved.poll();
+    Pending p = new Pending(l, name, r.handle(), mode, uid, gid, r.layout().headBytes());
+    l.waiting.add(p);
+    byFile.put(p.handle, p);
+    l.lastCreateNanos = p.madeNanos;
+    counters.increment("lease.creates");
+    if (l.reserved.size() < files / 4) {
+      sendLocked(l); // top up before the reserve runs out (after the batch out now, if one is)
+    }
+    return new Attr(r.handle(), FileType.REGULAR, mode, uid, gid, 1, 0, nowNs, nowNs, nowNs, 0, r.layout());
+  }
+
+  /**
+   * The close (or flush) of file {@code h}: when it was made here and is not sent yet, its change
+   * {@code record} (null: none) and its head bytes ({@code head}, may be null; taken over) go with
+   * its create, and this returns true. False when the file is not one waiting here, or already
+   * carries a close: the caller {@link #settle}s it and records as usual.
+   */
+  boolean absorb(Handle h, SetattrReq record, long headOffset, ByteBuf head) {
+    Pending p = byFile.get(h);
+    if (p == null) {
+      return false;
+    }
+    Lease l = p.lease;
+    synchronized (l) {
+      if (p.sent || p.closed) {
+        return false;
+      }
+      p.closed = true;
+      p.record = record;
+      p.headOffset = headOffset;
+      p.head = head;
+      l.closedWaiting++;
+      if (l.closedWaiting >= BATCH) {
+        sendLocked(l);
+      } else if (!l.lingering) {
+        l.lingering = true;
+        timer.schedule(() -> linger(l), lingerNanos, TimeUnit.NANOSECONDS);
+      }
+      return true;
+    }
+  }
+
+  private void linger(Lease l) {
+    synchronized (l) {
+      l.lingering = false;
+      sendLocked(l);
+    }
+  }
+
+  /** Every half idle period while the lease lasts: sends files open too long, ends an idle lease. */
+  private void watch(Lease l) {
+    synchronized (l) {
+      if (l.over.isDone()) {
+        return;
+      }
+      long now = System.nanoTime();
+      boolean old = !l.waiting.isEmpty() && now - l.waiting.get(0).madeNanos >= openNanos;
+      if (l.waiting.isEmpty() && !l.out && now - l.lastCreateNanos >= idleNanos) {
+        counters.increment("lease.idle-ended");
+        l.ending = true;
+      }
+      if (old || l.ending) {
+        sendLocked(l);
+      }
+    }
+    timer.schedule(() -> watch(l), idleNanos / 2, TimeUnit.NANOSECONDS);
+  }
+
+  // ---- batches --------------------------------------------------------------------------------
+
+  /** Sends the next batch of {@code l}, unless one is out (then it follows that one's answer). */
+  private void sendLocked(Lease l) {
+    if (l.over.isDone()) {
+      return;
+    }
+    if (l.out) {
+      l.again = true;
+      return;
+    }
+    boolean all = l.urgent || l.recalled || l.ending;
+    long now = System.nanoTime();
+    List<Pending> go = new ArrayList<>();
+    for (Iterator<Pending> it = l.waiting.iterator(); it.hasNext() && go.size() < MetaOp.MAX_LEASE_FILES; ) {
+      Pending p = it.next();
+      if (all || p.closed || now - p.madeNanos >= openNanos) {
+        it.remove();
+        p.sent = true;
+        if (p.closed) {
+          l.closedWaiting--;
+        }
+        go.add(p);
+      }
+    }
+    if (l.waiting.isEmpty()) {
+      l.urgent = false;
+    }
+    boolean end = (l.recalled || l.ending) && l.waiting.isEmpty();
+    int more = end || l.recalled ? 0 : Math.max(0, files - l.reserved.size());
+    if (go.isEmpty() && !end && more < Math.max(1, files / 2)) {
+      return;
+    }
+    List<BatchCreate> creates = new ArrayList<>(go.size());
+    CompositeByteBuf heads = Unpooled.compositeBuffer(Math.max(1, go.size()));
+    for (Pending p : go) {
+      int length = p.head == null ? 0 : p.head.readableBytes();
+      creates.add(new BatchCreate(p.name, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, length));
+      if (p.head != null) {
+        heads.addComponent(true, p.head.retain()); // kept until answered: a lost batch is made again
+      }
+    }
+    l.out = true;
+    l.again = false;
+    CompletableFuture<Void> answer = new CompletableFuture<>();
+    l.answer = answer;
+    long askedNanos = System.nanoTime();
+    counters.increment("lease.batches");
+    CompletableFuture<CreateBatchResp> f;
+    try {
+      f = host.send(new CreateBatchReq(l.dir, l.id, creates, end, more, heads));
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    f.whenCompleteAsync((r, err) -> {
+      try {
+        answered(l, go, end, r, err, askedNanos);
+      } finally {
+        answer.complete(null);
+      }
+    }, timer);
+  }
+
+  private void answered(Lease l, List<Pending> go, boolean end, CreateBatchResp r, Throwable err, long askedNanos) {
+    if (err == null && r.results().size() != go.size()) {
+      err = new FsException(Errno.EIO, "a batch of " + go.size() + " creates answered with " + r.results().size());
+    }
+    boolean stale = err == null && r.results().stream().anyMatch(b -> b.errno() == Errno.ESTALE.code());
+    if (err != null || stale) {
+      Throwable t = err == null ? null : Errno.unwrap(err);
+      FsException e = t == null ? new FsException(Errno.ESTALE, "the lease on " + l.dir.hex() + " is not known to the metadata server")
+          : t instanceof FsException fe ? fe : new FsException(Errno.from(t), String.valueOf(t.getMessage()));
+      LOG.warn("a batch of {} creates in directory {} failed: {}; the lease there is given up, its files are made "
+          + "one by one", go.size(), l.dir.hex(), e.getMessage());
+      List<Pending> lost = new ArrayList<>();
+      synchronized (l) {
+        l.out = false;
+        lost.addAll(l.waiting);
+        l.waiting.clear();
+        l.ending = true;
+        over(l);
+      }
+      if (err != null) {
+        lost.addAll(0, go);
+      } else {
+        List<Pending> rest = lost;
+        lost = new ArrayList<>();
+        for (int i = 0; i < go.size(); i++) {
+          if (r.results().get(i).errno() == Errno.ESTALE.code()) {
+            lost.add(go.get(i));
+          } else {
+            done(l, go.get(i), r.results().get(i), askedNanos);
+          }
+        }
+        lost.addAll(rest);
+      }
+      List<Pending> again = lost;
+      recovery.execute(() -> again.forEach(p -> recover(p, e))); // calls of their own: not on this thread
+      return;
+    }
+    for (int i = 0; i < go.size(); i++) {
+      done(l, go.get(i), r.results().get(i), askedNanos);
+    }
+    synchronized (l) {
+      l.out = false;
+      l.reserved.addAll(r.reserved());
+      if (r.recalled() && !l.recalled) {
+        counters.increment("lease.recalled");
+        l.recalled = true;
+      }
+      if (end) {
+        over(l);
+        return;
+      }
+      if (l.again || l.recalled || l.ending || l.urgent || l.closedWaiting >= BATCH) {
+        sendLocked(l);
+      }
+    }
+  }
+
+  /** The answer {@code b} to the create of {@code p}. */
+  private void done(Lease l, Pending p, BatchResult b, long askedNanos) {
+    if (b.attr() != null) {
+      releaseHead(p);
+      byFile.remove(p.handle, p);
+      host.created(l.dir, p.name, b.attr(), b.parentWasNs(), askedNanos);
+      p.done.complete(null);
+    } else {
+      fail(p, new FsException(Errno.ofCode(b.errno()), "create of " + p.name + " in a batch"));
+    }
+  }
+
+  /**
+   * A file whose batch was lost ({@code e}): a closed one is made again the ordinary way; an open
+   * one fails (its open state names the reserved handle).
+   */
+  private void recover(Pending p, FsException e) {
+    if (!p.closed || p.record != null && p.record.size() > p.headBytes) {
+      fail(p, e); // an open file's state, or bytes past the head, are the reserved handle's and datafiles'
+      return;
+    }
+    counters.increment("lease.recreated");
+    try {
+      Attr a = host.recreate(p.lease.dir, p.name, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, p.head);
+      releaseHead(p);
+      byFile.remove(p.handle, p);
+      p.done.complete(null);
+      if (!a.handle().equals(p.handle)) {
+        LOG.info("file {} in directory {} made again as {} after: {}", p.name, p.lease.dir.hex(), a.handle().hex(),
+            e.getMessage());
+      }
+    } catch (RuntimeException again) {
+      fail(p, again instanceof FsException fe ? fe : e);
+    }
+  }
+
+  private void fail(Pending p, FsException e) {
+    byFile.remove(p.handle, p);
+    counters.increment("lease.create-failed");
+    if (p.closed) {
+      LOG.error("file {} made in directory {} was closed, and its create failed: {}; its bytes are lost", p.name,
+          p.lease.dir.hex(), e.getMessage());
+    }
+    releaseHead(p);
+    host.failed(p.lease.dir, p.name, p.handle);
+    p.done.completeExceptionally(e);
+  }
+
+  private static void releaseHead(Pending p) {
+    synchronized (p.lease) {
+      if (p.head != null) {
+        p.head.release();
+        p.head = null;
+      }
+    }
+  }
+
+  /** Guarded by {@code l}. */
+  private void over(Lease l) {
+    byDir.remove(l.dir, l);
+    l.over.complete(null);
+  }
+
+  // ---- this client's other requests -----------------------------------------------------------
+
+  /**
+   * Readies the leases for {@code op}, a request about to go to the metadata server: ends the
+   * leases on directories it names (a rename or an rmdir: every lease, as its target may be
+   * one), and sends and waits for the batch of any file it names that is not answered yet.
+   */
+  void settle(MetaOp op) {
+    if (idle()) {
+      return;
+    }
+    if (op instanceof RenameReq || op instanceof RemoveReq q && q.directory()) {
+      endAll();
+    }
+    for (Handle h : op.named()) {
+      settle(h);
+    }
+  }
+
+  /**
+   * Ends the lease on {@code h} if it is a leased directory; sends the batch holding {@code h},
+   * a file made here, and waits for its answer (throws the create's failure).
+   */
+  void settle(Handle h) {
+    awaitAsked(h);
+    Lease l = byDir.get(h);
+    if (l != null) {
+      end(l);
+    }
+    Pending p = byFile.get(h);
+    if (p != null) {
+      synchronized (p.lease) {
+        if (!p.sent) {
+          p.lease.urgent = true;
+          sendLocked(p.lease);
+        }
+      }
+      counters.increment("lease.settled");
+      Await.get(p.done, timeout);
+    }
+  }
+
+  /** {@link #settle(Handle)} without waiting: done when {@code h} is known to the metadata server as far as this client goes. */
+  CompletableFuture<Void> settled(Handle h) {
+    Pending p = byFile.get(h);
+    if (p == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    synchronized (p.lease) {
+      if (!p.sent) {
+        p.lease.urgent = true;
+        sendLocked(p.lease);
+      }
+    }
+    return p.done;
+  }
+
+  private void end(Lease l) {
+    synchronized (l) {
+      if (!l.ending) {
+        l.ending = true;
+        sendLocked(l);
+      }
+    }
+    Await.get(l.over, timeout);
+  }
+
+  /** Sends every file made here and ends every lease (a rename, an rmdir, a sync of everything, unmount). */
+  void endAll() {
+    for (CompletableFuture<Void> a : List.copyOf(asked.values())) {
+      try {
+        Await.get(a, timeout); // a lease granted now is ended below
+      } catch (FsException e) {
+        // not granted
+      }
+    }
+    for (Lease l : List.copyOf(byDir.values())) {
+      try {
+        end(l);
+      } catch (FsException e) {
+        LOG.warn("ending the lease on {}: {}", l.dir.hex(), e.getMessage());
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    endAll();
+    recovery.shutdown();
+    try {
+      recovery.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    timer.shutdownNow();
+  }
+}

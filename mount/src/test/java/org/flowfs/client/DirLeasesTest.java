@@ -1,0 +1,324 @@
+package org.flowfs.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.flowfs.common.Attr;
+import org.flowfs.common.Counters;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FileType;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
+import org.flowfs.common.dist.Basic;
+import org.flowfs.common.wire.Message;
+import org.flowfs.common.wire.MetaOp.BatchCreate;
+import org.flowfs.common.wire.MetaOp.BatchResult;
+import org.flowfs.common.wire.MetaOp.CreateBatchReq;
+import org.flowfs.common.wire.MetaOp.CreateBatchResp;
+import org.flowfs.common.wire.MetaOp.DirLeaseReq;
+import org.flowfs.common.wire.MetaOp.DirLeaseResp;
+import org.flowfs.common.wire.MetaOp.GetattrReq;
+import org.flowfs.common.wire.MetaOp.LookupReq;
+import org.flowfs.common.wire.MetaOp.Reserved;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
+import org.flowfs.common.wire.Req;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The client's side of directory leases against a metadata server played here: batches carry
+ * closed files with their records and head bytes, a settle sends what a request depends on and
+ * waits for it, a recall ends the lease, errors reach the file.
+ */
+class DirLeasesTest {
+  static final Handle DIR = Handle.of(Handle.META_SERVER, 100);
+  static final long CTIME = 5_000;
+
+  /** The metadata server: grants, and answers batches when the test says so (or at once). */
+  final class Server implements DirLeases.Host {
+    final BlockingQueue<CreateBatchReq> batches = new LinkedBlockingQueue<>();
+    final List<CompletableFuture<CreateBatchResp>> answers = new ArrayList<>();
+    final List<String> heads = new ArrayList<>();
+    final AtomicLong nextHandle = new AtomicLong(1000);
+    volatile boolean answerAtOnce = true;
+    volatile boolean recall;
+    volatile int failErrno;
+    /** Answers every create ESTALE (the server restarted and forgot the lease). */
+    volatile boolean stale;
+    final List<String> created = new ArrayList<>();
+    final List<String> failed = new ArrayList<>();
+    volatile long knownCtime = CTIME;
+
+    List<Reserved> reserve(int n) {
+      List<Reserved> r = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        r.add(new Reserved(Handle.of(Handle.META_SERVER, nextHandle.getAndIncrement()),
+            new Layout(new Basic().spec(), List.of(Handle.of(1, 1 + i)), 65536)));
+      }
+      return r;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public synchronized <R extends Message> CompletableFuture<R> send(Req<R> req) {
+      if (req instanceof DirLeaseReq q) {
+        return CompletableFuture.completedFuture((R) new DirLeaseResp(77, CTIME, 3_000_000_000L, reserve(q.files())));
+      }
+      CreateBatchReq q = (CreateBatchReq) req;
+      ByteBuf p = q.payload();
+      for (BatchCreate c : q.creates()) {
+        heads.add(p.readCharSequence(c.headLength(), StandardCharsets.UTF_8).toString());
+      }
+      p.release();
+      List<BatchResult> results = new ArrayList<>();
+      for (BatchCreate c : q.creates()) {
+        int errno = stale ? Errno.ESTALE.code() : failErrno;
+        results.add(errno != 0 ? new BatchResult(null, 0, errno)
+            : new BatchResult(new Attr(c.handle(), FileType.REGULAR, c.mode(), c.uid(), c.gid(), 1,
+                c.record() == null ? 0 : c.record().size(), 1, 1, 1, 0, null), CTIME, 0));
+      }
+      CreateBatchResp resp = new CreateBatchResp(results, recall, q.end() ? List.of() : reserve(q.more()));
+      batches.add(q);
+      CompletableFuture<CreateBatchResp> f = new CompletableFuture<>();
+      if (answerAtOnce) {
+        f.complete(resp);
+      } else {
+        answers.add(f);
+        pendingResp.add(resp);
+      }
+      return (CompletableFuture<R>) f;
+    }
+
+    final List<CreateBatchResp> pendingResp = new ArrayList<>();
+
+    synchronized void answerAll() {
+      for (int i = 0; i < answers.size(); i++) {
+        answers.get(i).complete(pendingResp.get(i));
+      }
+      answers.clear();
+      pendingResp.clear();
+    }
+
+    @Override
+    public synchronized void created(Handle dir, String name, Attr attr, long parentWasNs, long askedNanos) {
+      created.add(name);
+    }
+
+    @Override
+    public synchronized void failed(Handle dir, String name, Handle file) {
+      failed.add(name);
+    }
+
+    @Override
+    public boolean knownAt(Handle dir, long ctimeNs) {
+      return ctimeNs == knownCtime;
+    }
+
+    final List<String> recreated = new ArrayList<>();
+
+    @Override
+    public synchronized Attr recreate(Handle dir, String name, Handle reserved, int mode, int uid, int gid,
+        SetattrReq record, long headOffset, ByteBuf head) {
+      recreated.add(name + ":" + (head == null ? "" : head.toString(StandardCharsets.UTF_8)) + ":"
+          + (record == null ? -1 : record.size()));
+      return new Attr(Handle.of(Handle.META_SERVER, 99_000 + recreated.size()), FileType.REGULAR, mode, uid, gid, 1,
+          0, 1, 1, 1, 0, null);
+    }
+  }
+
+  final Server server = new Server();
+  final Counters counters = new Counters();
+  /** Closes linger 300 ms, files open or idle for 10 s: a slow machine cannot split what a test puts in one batch. */
+  DirLeases leases = new DirLeases(server, 8, Duration.ofSeconds(5), counters, 300_000_000L, 10_000_000_000L,
+      10_000_000_000L);
+
+  @AfterEach
+  void close() {
+    server.answerAtOnce = true;
+    server.answerAll();
+    leases.close();
+  }
+
+  private void granted() throws InterruptedException {
+    leases.want(DIR);
+    for (int i = 0; i < 500 && !leases.holds(DIR); i++) {
+      Thread.sleep(2);
+    }
+    assertTrue(leases.holds(DIR), "lease granted");
+  }
+
+  private Attr make(String name) {
+    return leases.create(DIR, name, 0644, 1, 2, 1, () -> true);
+  }
+
+  private static SetattrReq record(Handle h, long size) {
+    return new SetattrReq(h, SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, size, 0, 9);
+  }
+
+  private static ByteBuf bytes(String s) {
+    return Unpooled.copiedBuffer(s, StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void closedFiles_goInOneBatch_withTheirRecordsAndHeads() throws Exception {
+    granted();
+    List<Attr> made = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Attr a = make("f" + i);
+      assertNotNull(a);
+      assertEquals(0644, a.mode());
+      made.add(a);
+    }
+    assertEquals(5, made.stream().map(Attr::handle).distinct().count(), "a reserved handle each");
+    for (int i = 0; i < 5; i++) {
+      assertTrue(leases.absorb(made.get(i).handle(), record(made.get(i).handle(), 2), 0, bytes("h" + i)), "close " + i);
+    }
+    CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
+    assertNotNull(b, "the closes lingered, then left together");
+    assertEquals(List.of("f0", "f1", "f2", "f3", "f4"), b.creates().stream().map(BatchCreate::name).toList());
+    assertEquals(List.of("h0", "h1", "h2", "h3", "h4"), server.heads);
+    assertEquals(2, b.creates().get(3).record().size());
+    assertFalse(b.end());
+    for (int i = 0; i < 500 && server.created.size() < 5; i++) {
+      Thread.sleep(2);
+    }
+    assertEquals(5, server.created.size());
+    assertFalse(leases.absorb(made.get(0).handle(), null, 0, null), "answered: recorded as usual from now on");
+  }
+
+  @Test
+  void aSecondClose_isNotTaken() throws Exception {
+    granted();
+    Attr a = make("x");
+    assertTrue(leases.absorb(a.handle(), null, 0, null));
+    ByteBuf more = bytes("more");
+    assertFalse(leases.absorb(a.handle(), record(a.handle(), 4), 0, more), "one close per file goes with its create");
+    more.release();
+  }
+
+  @Test
+  void settle_sendsAnOpenFileAndWaitsForTheAnswer() throws Exception {
+    granted();
+    Attr a = make("open");
+    server.answerAtOnce = false;
+    CompletableFuture<Void> settled = CompletableFuture.runAsync(() -> leases.settle(new GetattrReq(a.handle())));
+    CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
+    assertNotNull(b);
+    assertNull(b.creates().get(0).record(), "still open: created only");
+    Thread.sleep(50);
+    assertFalse(settled.isDone(), "waits for the answer");
+    server.answerAll();
+    settled.get(5, TimeUnit.SECONDS);
+    assertFalse(leases.absorb(a.handle(), null, 0, null));
+  }
+
+  @Test
+  void aRequestInTheDirectory_endsTheLeaseWithEverythingSent() throws Exception {
+    granted();
+    Attr a = make("a");
+    make("b");
+    assertTrue(leases.absorb(a.handle(), record(a.handle(), 1), 0, bytes("A")));
+    leases.settle(new LookupReq(DIR, "c"));
+    assertFalse(leases.holds(DIR));
+    List<CreateBatchReq> all = new ArrayList<>();
+    server.batches.drainTo(all);
+    assertTrue(all.get(all.size() - 1).end(), "the last batch ends the lease");
+    assertEquals(2, all.stream().mapToInt(x -> x.creates().size()).sum(), "both files, the open one too");
+    assertNull(make("late"), "no lease: a create of its own");
+  }
+
+  @Test
+  void aRecall_endsTheLease() throws Exception {
+    granted();
+    server.recall = true;
+    Attr a = make("r");
+    assertTrue(leases.absorb(a.handle(), null, 0, null));
+    for (int i = 0; i < 1000 && leases.holds(DIR); i++) {
+      Thread.sleep(2);
+    }
+    assertFalse(leases.holds(DIR), "recalled: ended by the holder");
+    assertEquals(1, counters.get("lease.recalled"));
+  }
+
+  @Test
+  void aFailedCreate_failsTheFile() throws Exception {
+    granted();
+    server.failErrno = Errno.ENOSPC.code();
+    Attr a = make("full");
+    FsException e = assertThrows(FsException.class, () -> leases.settle(a.handle()));
+    assertEquals(Errno.ENOSPC, e.errno());
+    assertEquals(List.of("full"), server.failed);
+  }
+
+  @Test
+  void aLostLease_makesItsClosedFilesAgain_oneByOne() throws Exception {
+    granted();
+    server.stale = true;
+    Attr small = make("small");
+    Attr big = make("big");
+    Attr open = make("open");
+    assertTrue(leases.absorb(small.handle(), record(small.handle(), 5), 0, bytes("bytes")));
+    assertTrue(leases.absorb(big.handle(), record(big.handle(), 1 << 20), 0, null)); // past its 64 KiB head
+    leases.settle(small.handle());
+    assertEquals(List.of("small:bytes:5"), server.recreated, "a closed file within its head is made again");
+    for (int i = 0; i < 500 && server.failed.size() < 2; i++) {
+      Thread.sleep(2);
+    }
+    // bytes in the lost reservation's datafiles, and an open file's state, name what was lost
+    assertEquals(List.of("big", "open"), server.failed);
+    assertEquals(2, counters.get("lease.create-failed"));
+    assertFalse(leases.holds(DIR));
+  }
+
+  @Test
+  void aDirectoryChangedBeforeTheGrant_isGivenBack() throws Exception {
+    server.knownCtime = CTIME + 1;
+    leases.want(DIR);
+    CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
+    assertNotNull(b);
+    assertTrue(b.end() && b.creates().isEmpty());
+    assertFalse(leases.holds(DIR));
+  }
+
+  @Test
+  void anIdleLease_ends() throws Exception {
+    leases.close();
+    leases = new DirLeases(server, 8, Duration.ofSeconds(5), counters);
+    granted();
+    for (int i = 0; i < 1000 && leases.holds(DIR); i++) {
+      Thread.sleep(2);
+    }
+    assertFalse(leases.holds(DIR));
+    assertTrue(counters.get("lease.idle-ended") >= 1);
+  }
+
+  @Test
+  void theReserve_isToppedUp() throws Exception {
+    granted();
+    for (int i = 0; i < 20; i++) {
+      Attr a = make("t" + i);
+      if (a == null) {
+        Thread.sleep(20); // the reserve ran out: the top-up is on its way
+        a = make("t" + i);
+      }
+      assertNotNull(a, "file " + i);
+      leases.absorb(a.handle(), null, 0, null);
+    }
+  }
+}

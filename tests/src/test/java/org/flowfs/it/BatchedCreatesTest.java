@@ -1,0 +1,147 @@
+package org.flowfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Small files made through the mount in directories it made go to the metadata server in batches,
+ * under a lease on the directory (no round trip of their own), and nothing of what users rely on
+ * changes: another client sees every file whose close returned, with its bytes, whenever it looks
+ * (its requests wait for the holder's batch); renames, links and removals of files not sent yet
+ * happen in order; a tree unpacked this way is the tree.
+ */
+class BatchedCreatesTest {
+  static EmbeddedDeployment fs;
+  static Path m;
+
+  @BeforeAll
+  static void up(@TempDir Path tmp) throws Exception {
+    fs = new EmbeddedDeployment(tmp, 2);
+    m = fs.mountPoint();
+  }
+
+  @AfterAll
+  static void down() {
+    if (fs != null) {
+      fs.close();
+    }
+  }
+
+  /** The bytes of file {@code i}: a few hundred to a few thousand, each file its own. */
+  private static String body(int i) {
+    return ("file " + i + " ").repeat(1 + (i * 37) % 400) + "\n";
+  }
+
+  @Test
+  void smallFiles_goInBatches_andAnotherClientSeesEveryOne() throws Exception {
+    Sh.ok(m, "mkdir b1");
+    long creates = fs.counter("lease.creates");
+    long own = fs.counter("meta.create");
+    Sh.ok(m, "python3 -c \"\nfor i in range(400):\n  open('b1/f%d' % i, 'w').write(('file %d ' % i) * (1 + (i * 37) % 400) + '\\\\n')\n\"");
+    long batched = fs.counter("lease.creates") - creates;
+    assertTrue(batched >= 350, batched + " of 400 creates made under the lease");
+    assertTrue(fs.counter("meta.create") - own <= 50, "creates of their own: " + (fs.counter("meta.create") - own));
+    try (OtherClient other = new OtherClient(fs)) {
+      for (int i = 0; i < 400; i++) {
+        assertEquals(body(i), new String(other.read("/b1/f" + i), StandardCharsets.UTF_8), "f" + i);
+      }
+    }
+    assertEquals("400", Sh.ok(m, "ls b1 | wc -l").strip());
+    assertEquals(body(123), Sh.ok(m, "cat b1/f123"));
+  }
+
+  /**
+   * A writer makes files in the mount and notes each name (in a local file) once its close
+   * returned; another client, meanwhile, reads every name noted so far: each must be there whole.
+   * Its requests touch the leased directory, so they wait for the writer's batches (a recall).
+   */
+  @Test
+  void anotherClient_whileTheWriterGoesOn_findsEveryClosedFile(@TempDir Path local) throws Exception {
+    Sh.ok(m, "mkdir b2");
+    Path log = local.resolve("closed");
+    Files.writeString(log, "");
+    String script = "import os\n"
+        + "log = open('" + log + "', 'a', buffering=1)\n"
+        + "for i in range(600):\n"
+        + "  with open('b2/f%d' % i, 'w') as f:\n"
+        + "    f.write(('file %d ' % i) * (1 + (i * 37) % 400) + '\\n')\n"
+        + "  log.write('%d\\n' % i)\n";
+    Path py = local.resolve("writer.py");
+    Files.writeString(py, script);
+    long recalled = fs.counter("lease.recalled");
+    Path out = local.resolve("writer.out");
+    Process writer = new ProcessBuilder("python3", py.toString()).directory(m.toFile()).redirectErrorStream(true)
+        .redirectOutput(out.toFile()).start();
+    java.util.Set<Integer> checked = new java.util.HashSet<>();
+    try (OtherClient other = new OtherClient(fs)) {
+      while (true) {
+        boolean over = !writer.isAlive();
+        List<String> names = new ArrayList<>(Files.readAllLines(log));
+        names.removeIf(String::isBlank);
+        // the newest close first: it is the one a batch may not have carried yet
+        for (int k = names.size() - 1; k >= 0; k--) {
+          int i = Integer.parseInt(names.get(k).strip());
+          if (checked.add(i)) {
+            assertEquals(body(i), new String(other.read("/b2/f" + i), StandardCharsets.UTF_8), "f" + i + ", closed before");
+          }
+        }
+        if (over) {
+          break;
+        }
+      }
+    } finally {
+      writer.destroy();
+      writer.waitFor(10, TimeUnit.SECONDS);
+    }
+    assertEquals(0, writer.exitValue(), Files.readString(out));
+    assertEquals(600, checked.size(), "every closed file read by the other client");
+    assertTrue(fs.counter("lease.recalled") - recalled >= 1, "the other client's requests recalled the lease");
+  }
+
+  @Test
+  void filesNotSentYet_areRenamedLinkedAndRemovedInOrder() {
+    Sh.ok(m, "mkdir b3 && cd b3 && for i in $(seq 20); do echo $i > f$i; done"
+        + " && mv f1 g1 && rm f2 && ln f3 h3 && echo more >> f4 && chmod 600 f5 && mkdir sub && echo s > sub/x"
+        + " && mv f6 sub/");
+    assertEquals("f10 f11 f12 f13 f14 f15 f16 f17 f18 f19 f20 f3 f4 f5 f7 f8 f9 g1 h3 sub",
+        Sh.ok(m, "cd b3 && echo $(LC_ALL=C ls)").strip());
+    assertEquals("1", Sh.ok(m, "cat b3/g1").strip());
+    assertEquals("3", Sh.ok(m, "cat b3/h3").strip());
+    assertEquals("4\nmore", Sh.ok(m, "cat b3/f4").strip());
+    assertEquals("600", Sh.ok(m, "stat -c %a b3/f5").strip());
+    assertEquals("6 s", Sh.ok(m, "echo $(cat b3/sub/f6) $(cat b3/sub/x)").strip());
+    try (OtherClient other = new OtherClient(fs)) {
+      assertEquals("4\nmore\n", new String(other.read("/b3/f4"), StandardCharsets.UTF_8));
+      assertEquals(0600, other.stat("/b3/f5").mode());
+      assertEquals(2, other.stat("/b3/h3").nlink());
+    }
+  }
+
+  @Test
+  void aTreeUnpacked_isTheTree(@TempDir Path local) throws Exception {
+    Path src = local.resolve("src");
+    Sh.ok(local, "mkdir -p src && cd src && for d in a b c d; do mkdir -p $d/deep/er; for i in $(seq 60); do"
+        + " head -c $((i * 97 % 9000)) /dev/urandom > $d/f$i; done; echo x > $d/deep/er/leaf; ln -s f1 $d/link;"
+        + " chmod 640 $d/f2; done && tar -cf ../tree.tar .");
+    Sh.ok(m, "mkdir t && tar -xf " + local.resolve("tree.tar") + " -C t");
+    Sh.ok(m, "diff -r " + src + " t");
+    assertEquals(Sh.ok(local, "cd src && find . -printf '%p %m %s %l\\n' | LC_ALL=C sort"),
+        Sh.ok(m, "cd t && find . -printf '%p %m %s %l\\n' | LC_ALL=C sort"));
+    try (OtherClient other = new OtherClient(fs)) {
+      for (String f : List.of("a/f1", "b/f59", "c/f33", "d/deep/er/leaf")) {
+        org.junit.jupiter.api.Assertions.assertArrayEquals(Files.readAllBytes(src.resolve(f)), other.read("/t/" + f), f);
+      }
+    }
+  }
+}
