@@ -111,6 +111,8 @@ final class DirLeases implements AutoCloseable {
     final long headBytes;
     /** Answered (exceptionally with the create's {@link FsException} when it failed). */
     final CompletableFuture<Void> done = new CompletableFuture<>();
+    /** No open of it is left on this client (a lost batch may make it again then). */
+    final CompletableFuture<Void> released = new CompletableFuture<>();
     // guarded by lease
     boolean closed;
     boolean sent;
@@ -250,7 +252,7 @@ final class DirLeases implements AutoCloseable {
   private void awaitAsked(Handle dir) {
     CompletableFuture<Void> a = asked.get(dir);
     if (a != null) {
-      Await.get(a, timeout);
+      await(a, timeout);
     }
   }
 
@@ -288,7 +290,7 @@ final class DirLeases implements AutoCloseable {
         topUp = l.answer;
       }
       try {
-        Await.get(topUp, timeout);
+        await(topUp, timeout);
       } catch (FsException e) {
         return null;
       }
@@ -341,6 +343,19 @@ final class DirLeases implements AutoCloseable {
       }
       return true;
     }
+  }
+
+  /**
+   * The last open of file {@code h} on this client was released: when it was made here and is
+   * not sent yet, it goes with the next batch, closed (with what a flush gave it, if anything).
+   */
+  void released(Handle h) {
+    Pending p = byFile.get(h);
+    if (p == null) {
+      return;
+    }
+    p.released.complete(null);
+    absorb(h, null, 0, null);
   }
 
   private void linger(Lease l) {
@@ -506,7 +521,12 @@ final class DirLeases implements AutoCloseable {
    * one fails (its open state names the reserved handle).
    */
   private void recover(Pending p, FsException e) {
-    if (!p.closed || p.record != null && p.record.size() > p.headBytes) {
+    try {
+      await(p.released, Duration.ofSeconds(2)); // a close's release follows it at once
+    } catch (FsException notYet) {
+      // still open
+    }
+    if (!p.released.isDone() || p.record != null && p.record.size() > p.headBytes) {
       fail(p, e); // an open file's state, or bytes past the head, are the reserved handle's and datafiles'
       return;
     }
@@ -590,7 +610,7 @@ final class DirLeases implements AutoCloseable {
         }
       }
       counters.increment("lease.settled");
-      Await.get(p.done, timeout);
+      await(p.done, timeout);
     }
   }
 
@@ -616,14 +636,14 @@ final class DirLeases implements AutoCloseable {
         sendLocked(l);
       }
     }
-    Await.get(l.over, timeout);
+    await(l.over, timeout);
   }
 
   /** Sends every file made here and ends every lease (a rename, an rmdir, a sync of everything, unmount). */
   void endAll() {
     for (CompletableFuture<Void> a : List.copyOf(asked.values())) {
       try {
-        Await.get(a, timeout); // a lease granted now is ended below
+        await(a, timeout); // a lease granted now is ended below
       } catch (FsException e) {
         // not granted
       }
@@ -635,6 +655,11 @@ final class DirLeases implements AutoCloseable {
         LOG.warn("ending the lease on {}: {}", l.dir.hex(), e.getMessage());
       }
     }
+  }
+
+  /** Waits for {@code f}, shared with other waiters: a wait that times out leaves it as it is. */
+  private static void await(CompletableFuture<?> f, Duration timeout) {
+    Await.get(f.copy(), timeout);
   }
 
   @Override

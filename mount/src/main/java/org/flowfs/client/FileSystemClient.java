@@ -1277,16 +1277,12 @@ public final class FileSystemClient implements AutoCloseable {
     FileState.Recording r = st.pendingRecording();
     Attr last = null;
     WriteBehind.Taken head = r != null ? st.takeHeadWrites() : null;
-    if (!leases.idle()) {
-      if (r == null) {
-        leases.absorb(st.handle, null, 0, null); // nothing to record: a close of a file made here goes soon
-      } else {
-        Attr shown = times == 0 ? flushLeased(st, r, head) : null;
-        if (shown != null) {
-          return shown;
-        }
-        leases.settle(st.handle); // its create goes first, as its own or in the batch out now
+    if (r != null && !leases.idle()) {
+      Attr shown = times == 0 ? flushLeased(st, r, head) : null;
+      if (shown != null) {
+        return shown;
       }
+      leases.settle(st.handle); // its create goes first, as its own or in the batch out now
     }
     if (head != null) {
       // bytes within the head: they and the size they make go in one call
@@ -1386,7 +1382,10 @@ public final class FileSystemClient implements AutoCloseable {
       flush(f.state());
     } finally {
       f.state().quiesce();
-      states.computeIfPresent(f.state().handle, (h, st) -> st.closed(writable(f.flags())) ? null : st);
+      Handle h = f.state().handle;
+      if (states.computeIfPresent(h, (k, st) -> st.closed(writable(f.flags())) ? null : st) == null && !leases.idle()) {
+        leases.released(h); // no open of it left here: a create not sent yet goes soon, whole
+      }
     }
   }
 
