@@ -151,7 +151,7 @@ final class DirContents {
     dirs.invalidate(dir);
   }
 
-  /** Whether {@code dir} is known (for tests). */
+  /** Whether {@code dir} is known (its names may be too old to trust by now: see {@link #absent}). */
   boolean known(Handle dir) {
     return dirs.getIfPresent(dir) != null;
   }

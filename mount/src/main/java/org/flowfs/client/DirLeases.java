@@ -164,6 +164,10 @@ final class DirLeases implements AutoCloseable {
   private final Counters counters;
   private final Map<Handle, Lease> byDir = new ConcurrentHashMap<>();
   private final Map<Handle, Pending> byFile = new ConcurrentHashMap<>();
+  /** Directories a lease was refused on, until when ({@link System#nanoTime}): not asked again before. */
+  private final Map<Handle, Long> refused = new ConcurrentHashMap<>();
+  /** How long a refusal stands (another client holds a lease there, or the directory is set-group-id). */
+  static final long REFUSED_NANOS = 1_000_000_000;
   /** Leases asked for and not answered yet. */
   private final Map<Handle, CompletableFuture<Void>> asked = new ConcurrentHashMap<>();
   private final ScheduledExecutorService timer =
@@ -212,6 +216,13 @@ final class DirLeases implements AutoCloseable {
     if (files == 0 || byDir.containsKey(dir)) {
       return;
     }
+    Long until = refused.get(dir);
+    if (until != null) {
+      if (System.nanoTime() - until < 0) {
+        return;
+      }
+      refused.remove(dir, until);
+    }
     CompletableFuture<Void> mine = new CompletableFuture<>();
     if (asked.putIfAbsent(dir, mine) != null) {
       return;
@@ -230,6 +241,9 @@ final class DirLeases implements AutoCloseable {
   private void granted(Handle dir, DirLeaseResp r, Throwable err) {
     if (err != null || r.lease() == 0) {
       counters.increment("lease.refused");
+      if (refused.size() < 10_000) {
+        refused.put(dir, System.nanoTime() + REFUSED_NANOS);
+      }
       return;
     }
     Lease l = new Lease(dir, r.lease(), r.reserved());

@@ -698,11 +698,7 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     Handle p = parentOf(s);
     counters.increment("meta.mkdir");
-    Attr a = newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0), true);
-    if ((a.mode() & Attr.S_ISGID) == 0) {
-      leases.want(a.handle()); // files made in a new directory are likely to follow
-    }
-    return a;
+    return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0), true);
   }
 
   /** Creates a regular file, FIFO, socket or device node ({@code mode} carries the type bits). */
@@ -744,9 +740,6 @@ public final class FileSystemClient implements AutoCloseable {
     try {
       OpenFile f = open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers), true), flags);
       f.state().created();
-      if (contents.known(p)) {
-        leases.want(p);
-      }
       return f;
     } catch (FsException e) {
       if (e.errno() != Errno.EEXIST || (flags & O_EXCL) != 0) {
@@ -776,6 +769,9 @@ public final class FileSystemClient implements AutoCloseable {
    * directory ({@link DirLeases}), and opens it; null when there is no lease to make it under.
    */
   private OpenFile createLeased(Handle dir, String name, int mode, int flags, Caller c) {
+    if (contents.known(dir)) {
+      leases.want(dir); // the first create in a directory waits for the grant: the rest need no call
+    }
     Attr a = leases.create(dir, name, mode, c.uid(), c.gid(), now(), () -> contents.addPending(dir, name));
     if (a == null) {
       return null;

@@ -59,6 +59,9 @@ class DirLeasesTest {
     volatile boolean answerAtOnce = true;
     volatile boolean recall;
     volatile int failErrno;
+    /** Refuses leases (another client holds one); counts the asks. */
+    volatile boolean refuse;
+    volatile int asks;
     /** Answers every create ESTALE (the server restarted and forgot the lease). */
     volatile boolean stale;
     final List<String> created = new ArrayList<>();
@@ -78,7 +81,9 @@ class DirLeasesTest {
     @SuppressWarnings("unchecked")
     public synchronized <R extends Message> CompletableFuture<R> send(Req<R> req) {
       if (req instanceof DirLeaseReq q) {
-        return CompletableFuture.completedFuture((R) new DirLeaseResp(77, CTIME, 3_000_000_000L, reserve(q.files())));
+        asks++;
+        return CompletableFuture.completedFuture((R) (refuse ? new DirLeaseResp(0, 0, 0, List.of())
+            : new DirLeaseResp(77, CTIME, 3_000_000_000L, reserve(q.files()))));
       }
       CreateBatchReq q = (CreateBatchReq) req;
       ByteBuf p = q.payload();
@@ -295,6 +300,22 @@ class DirLeasesTest {
     CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
     assertNotNull(b);
     assertTrue(b.end() && b.creates().isEmpty());
+    assertFalse(leases.holds(DIR));
+  }
+
+  @Test
+  void aRefusal_standsForASecond_createsAreCallsOfTheirOwnMeanwhile() throws Exception {
+    server.refuse = true;
+    leases.want(DIR);
+    for (int i = 0; i < 500 && server.asks == 0; i++) {
+      Thread.sleep(2);
+    }
+    Thread.sleep(20);
+    for (int i = 0; i < 10; i++) {
+      leases.want(DIR);
+      assertNull(make("r" + i), "no lease: a create of its own");
+    }
+    assertEquals(1, server.asks, "asked once while the refusal stands");
     assertFalse(leases.holds(DIR));
   }
 
