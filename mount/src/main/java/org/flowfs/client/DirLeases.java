@@ -67,6 +67,8 @@ final class DirLeases implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DirLeases.class);
   /** Closed files that make a batch leave at once. */
   static final int BATCH = 64;
+  /** Head bytes one batch carries at most (a frame is at most {@code rpc.max-frame}, 16 MiB by default). */
+  static final int MAX_BATCH_BYTES = 4 << 20;
   /** How long a closed file waits for others to go with it. */
   static final long LINGER_NANOS = 5_000_000;
   /** A file open this long has its create sent alone (its bytes go with its close, as usual). */
@@ -412,9 +414,17 @@ final class DirLeases implements AutoCloseable {
     boolean all = l.urgent || l.recalled || l.ending;
     long now = System.nanoTime();
     List<Pending> go = new ArrayList<>();
+    long bytes = 0;
+    boolean full = false;
     for (Iterator<Pending> it = l.waiting.iterator(); it.hasNext() && go.size() < MetaOp.MAX_LEASE_FILES; ) {
       Pending p = it.next();
+      int length = p.head == null ? 0 : p.head.readableBytes();
+      if (!go.isEmpty() && bytes + length > MAX_BATCH_BYTES) {
+        full = true; // the rest in the next batch, once this one is answered
+        break;
+      }
       if (all || p.closed || now - p.madeNanos >= openNanos) {
+        bytes += length;
         it.remove();
         p.sent = true;
         if (p.closed) {
@@ -441,7 +451,7 @@ final class DirLeases implements AutoCloseable {
       }
     }
     l.out = true;
-    l.again = false;
+    l.again = full;
     CompletableFuture<Void> answer = new CompletableFuture<>();
     l.answer = answer;
     long askedNanos = System.nanoTime();

@@ -208,6 +208,24 @@ class DirLeasesTest {
   }
 
   @Test
+  void headsPastTheBatchBound_goInTheNextBatch() throws Exception {
+    granted();
+    List<Attr> made = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      made.add(make("big" + i));
+    }
+    for (int i = 0; i < 6; i++) {
+      ByteBuf head = Unpooled.buffer((int) Layout.MAX_HEAD).writeZero((int) Layout.MAX_HEAD);
+      assertTrue(leases.absorb(made.get(i).handle(), record(made.get(i).handle(), Layout.MAX_HEAD), 0, head));
+    }
+    leases.settle(made.get(5).handle());
+    List<CreateBatchReq> all = new ArrayList<>();
+    server.batches.drainTo(all);
+    assertEquals(List.of(4, 2), all.stream().map(b -> b.creates().size()).toList(),
+        "heads of 1 MiB: at most " + DirLeases.MAX_BATCH_BYTES + " bytes a batch");
+  }
+
+  @Test
   void aSecondClose_isNotTaken() throws Exception {
     granted();
     Attr a = make("x");
