@@ -91,7 +91,7 @@ class MetaRestartTest {
     try (ProcessDeployment fs = new ProcessDeployment(tmp, 2, "rpc.timeout = " + TIMEOUT_S + "s\n")) {
       Path m = fs.mountPoint();
       Sh.ok(m, "mkdir w");
-      int n = 5_000;
+      int n = 2_000;
       // bash's "echo > f" flushes the file once before it writes (the dup of its descriptor is closed)
       Background writer = Background.start(m, "for i in $(seq " + n + "); do echo \"file $i\" > w/f$i || exit 1; done");
       // well into the run, files going in batches: some batch is out or waiting when the server dies
