@@ -627,23 +627,19 @@ final class DirLeases implements AutoCloseable {
     }
     Pending p = byFile.get(h);
     if (p != null) {
-      synchronized (p.lease) {
-        if (!p.sent) {
-          p.lease.urgent = true;
-          sendLocked(p.lease);
-        }
-      }
       counters.increment("lease.settled");
-      await(p.done, timeout);
+      await(send(p), timeout);
     }
   }
 
   /** {@link #settle(Handle)} without waiting: done when {@code h} is known to the metadata server as far as this client goes. */
   CompletableFuture<Void> settled(Handle h) {
     Pending p = byFile.get(h);
-    if (p == null) {
-      return CompletableFuture.completedFuture(null);
-    }
+    return p == null ? CompletableFuture.completedFuture(null) : send(p);
+  }
+
+  /** Sends {@code p} with the next batch of its lease, now unless one is out; done when answered. */
+  private CompletableFuture<Void> send(Pending p) {
     synchronized (p.lease) {
       if (!p.sent) {
         p.lease.urgent = true;

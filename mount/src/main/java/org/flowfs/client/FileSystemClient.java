@@ -203,8 +203,7 @@ public final class FileSystemClient implements AutoCloseable {
       Attr a = meta(new CreateReq(dir, name, FileType.REGULAR, mode, uid, gid, 0, null, 0)).attr();
       names.put(dir, name, a.handle());
       if (record != null) {
-        SetattrReq r = new SetattrReq(a.handle(), record.mask(), record.mode(), record.uid(), record.gid(),
-            record.size(), record.atimeNs(), record.mtimeNs());
+        SetattrReq r = record.of(a.handle());
         a = head != null && head.isReadable()
             ? meta(new HeadFlushReq(r, headOffset, head.retainedDuplicate())).attr()
             : meta(r).attr();

@@ -92,6 +92,11 @@ public sealed interface MetaOp extends Message {
     /** Clear set-user-id and set-group-id bits, as a write by a non-owner does. */
     public static final int KILL_SUID = 512;
 
+    /** The same change of another object. */
+    public SetattrReq of(Handle other) {
+      return new SetattrReq(other, mask, mode, uid, gid, size, atimeNs, mtimeNs);
+    }
+
     public SetattrReq {
       Objects.requireNonNull(handle, "handle");
       if (size < 0) {
