@@ -50,6 +50,7 @@ final class DirLeaseOps {
   private final FileLayouts layouts;
   private final DatafileReaper reaper;
   private final DirLeases leases;
+  private final LeaseGate gate;
   private final Counters counters;
 
   /** Leases lasting {@code term} without a batch, checked for expiry by {@code scheduler}. */
@@ -60,6 +61,7 @@ final class DirLeaseOps {
     this.reaper = reaper;
     this.counters = counters;
     this.leases = new DirLeases(term, System::nanoTime, scheduler, this::expired, counters);
+    this.gate = new LeaseGate(leases, store);
   }
 
   /** The leases these operations grant (for the gate, fsck and the server's close). */
@@ -67,10 +69,15 @@ final class DirLeaseOps {
     return leases;
   }
 
-  /** Adds the lease operations to {@code t}: they never wait for a lease themselves. */
-  void register(OpTable t) {
+  /**
+   * The operations of {@code ops} behind the gate of these leases ({@link LeaseGate}), and the
+   * lease operations, which never wait for a lease themselves.
+   */
+  OpTable guard(OpTable ops) {
+    OpTable t = gate.guard(ops);
     t.async(DirLeaseReq.class, Access.MODIFY, (q, ctx) -> grant(q));
     t.async(CreateBatchReq.class, Access.MODIFY, (q, ctx) -> batch(q));
+    return t;
   }
 
   /** Takes the files an expired lease reserved and did not use: their datafiles are removed. */
@@ -81,8 +88,9 @@ final class DirLeaseOps {
 
   /**
    * Grants a lease on the directory unless one lives there or it has the set-group-id bit
-   * (lease 0); registers it before reserving, so every request of another that arrives from then
-   * on waits for it, and the ctime answered holds every change admitted before.
+   * (lease 0); registers it first, so every request of another that arrives from then on waits
+   * for it, then waits for the changes admitted before to be done ({@link LeaseGate#quiet}) and
+   * reserves: the ctime answered holds every change of the directory not held back.
    */
   private CompletableFuture<DirLeaseResp> grant(DirLeaseReq q) {
     Attr dir = store.getattr(q.dir());
@@ -94,7 +102,7 @@ final class DirLeaseOps {
       counters.increment("lease.refused");
       return CompletableFuture.completedFuture(REFUSED);
     }
-    return reserve(q.dir(), q.files()).handle((r, err) -> {
+    return gate.quiet(q.dir()).thenCompose(v -> reserve(q.dir(), q.files())).handle((r, err) -> {
       if (err == null && leases.reserve(l, r.files())) {
         counters.increment("lease.granted");
         return new DirLeaseResp(l.id(), r.dirCtimeNs(), leases.termNs(), r.files());

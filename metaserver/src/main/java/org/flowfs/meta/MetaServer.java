@@ -245,9 +245,7 @@ public final class MetaServer implements AutoCloseable {
         ? CompletableFuture.completedFuture(openResp(store.open(q.handle(), 0)))
         : CompletableFuture.supplyAsync(() -> openResp(store.open(q.handle(), q.headLength())), readers));
     fsckOps(t);
-    OpTable gated = new LeaseGate(leases, store).guard(t);
-    leaseOps.register(gated);
-    return gated;
+    return leaseOps.guard(t);
   }
 
   private static OpenResp openResp(MetadataStore.Opened o) {
