@@ -24,6 +24,8 @@ public record Attr(
     Layout layout) {
 
   public static final int PERM_MASK = 07777;
+  /** The nominal size of a directory. */
+  public static final long DIR_SIZE = 4096;
   public static final int S_ISUID = 04000;
   public static final int S_ISGID = 02000;
   public static final int S_ISVTX = 01000;

@@ -201,7 +201,8 @@ final class DirLeaseOps {
   /**
    * Creates the entries in one mutation; an entry whose handle the lease does not hold (not
    * reserved for it, or used already) fails with EINVAL. A claimed file that was not created
-   * has its datafiles removed.
+   * has its datafiles removed; a directory's go back to the pools, made or not (its holder had no
+   * use for them).
    */
   private CompletableFuture<List<BatchResult>> apply(Lease l, Handle dir, List<BatchCreate> creates, byte[] heads) {
     List<Layout> claimed = new ArrayList<>(creates.size());
@@ -213,8 +214,9 @@ final class DirLeaseOps {
       Layout layout = leases.claim(l, c.handle());
       claimed.add(layout);
       if (layout != null) {
+        boolean isDir = c.type() == FileType.DIRECTORY;
         entries.add(new MetadataStore.BatchEntry(c.name(), c.handle(),
-            new MetadataStore.NewObject(FileType.REGULAR, c.mode(), c.uid(), c.gid(), 0, layout, null),
+            new MetadataStore.NewObject(c.type(), c.mode(), c.uid(), c.gid(), 0, isDir ? null : layout, null),
             c.headOffset(), head, c.record() == null ? null : MetaServer.change(c.record())));
       }
     }
@@ -228,11 +230,15 @@ final class DirLeaseOps {
       for (int i = 0; i < creates.size(); i++) {
         Layout layout = claimed.get(i);
         MetadataStore.Created c = layout == null || all != null ? null : created.get(next++);
+        boolean isDir = creates.get(i).type() == FileType.DIRECTORY;
+        if (layout != null && isDir) {
+          layouts.giveBack(layout); // a directory takes the handle only: nobody wrote into these
+        }
         if (c != null && c.entry() != null) {
           out.add(new BatchResult(c.entry().attr(), c.entry().parentWasNs(), 0));
           continue;
         }
-        if (layout != null) {
+        if (layout != null && !isDir) {
           reaper.reap(creates.get(i).handle(), layout.datafiles());
         }
         Errno e = layout == null ? Errno.EINVAL : c != null ? c.errno() : all;

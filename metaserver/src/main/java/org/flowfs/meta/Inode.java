@@ -14,9 +14,6 @@ import org.flowfs.common.Layout;
  * {@link InodeCodec}; nothing keeps it afterwards.
  */
 final class Inode {
-  /** The nominal size of a directory. */
-  static final long DIR_SIZE = 4096;
-
   final long handle;
   final FileType type;
   int mode;

@@ -193,10 +193,11 @@ public interface MetadataStore extends AutoCloseable {
   CompletableFuture<Reservation> reserveHandles(Handle dir, int n);
 
   /**
-   * Creates regular files in {@code parent}, in order, in one mutation: each with the handle a
-   * {@link #reserveHandles} handed out (EINVAL for one not handed out, or whose object exists)
-   * and as {@link #create} makes them otherwise; then writes its head bytes as {@link #headWrite}
-   * and, when it has one, makes its change as {@link #setattr} (as {@link #headFlush}). An entry
+   * Creates regular files and directories in {@code parent}, in order, in one mutation: each with
+   * the handle a {@link #reserveHandles} handed out (EINVAL for one not handed out, or whose
+   * object exists) and as {@link #create} makes them otherwise; then writes a file's head bytes as
+   * {@link #headWrite} and, when it has one, makes its change as {@link #setattr} (as {@link
+   * #headFlush}). A directory has neither (EINVAL), nor a layout. An entry
    * that fails changes nothing (its outcome is its errno) and the others still apply. The store
    * does not know which handles were used and removed since: the caller keeps track of them.
    * The caller may reuse the head arrays once this returns.
@@ -273,9 +274,9 @@ public interface MetadataStore extends AutoCloseable {
   }
 
   /**
-   * One file of a {@link #createBatch}: {@code name}, its reserved {@code handle}, the object
-   * (a regular file with its layout), {@code head} written at {@code headOffset} (empty: none),
-   * and {@code change} (null: none).
+   * One object of a {@link #createBatch}: {@code name}, its reserved {@code handle}, the object
+   * (a regular file with its layout, or a directory), {@code head} written at {@code headOffset}
+   * (empty: none), and {@code change} (null: none).
    */
   record BatchEntry(String name, Handle handle, NewObject obj, long headOffset, byte[] head, SetAttr change) {
     public BatchEntry {

@@ -56,7 +56,7 @@ final class Namespace {
     Inode r = new Inode(root, FileType.DIRECTORY);
     r.mode = 0755;
     r.nlink = 2;
-    r.size = Inode.DIR_SIZE;
+    r.size = Attr.DIR_SIZE;
     r.parent = root;
     r.stampAll(nowNs);
     store(r);
@@ -236,38 +236,45 @@ final class Namespace {
       return out;
     }
     int made = 0;
+    int dirs = 0;
     for (MetadataStore.BatchEntry e : entries) {
       try {
-        out.add(new MetadataStore.Created(createReserved(parent, e, nowNs), null));
+        NewEntry n = createReserved(parent, e, nowNs);
+        out.add(new MetadataStore.Created(n, null));
         made++;
+        dirs += n.attr().isDir() ? 1 : 0;
       } catch (FsException x) { // thrown before the entry's first change: see createReserved
         out.add(new MetadataStore.Created(null, x.errno()));
       }
     }
     if (made > 0) {
       store(parent);
-      count(made, 0);
+      count(made, dirs);
     }
     return out;
   }
 
   /**
-   * Creates the regular file {@code e} in {@code parent} (whose changes the caller stores) with
-   * the handle it brings, which a {@link #reserveHandles} handed out and no object has; with its
-   * head bytes and its change applied as {@link #headWrite} and {@link #setattr} do. Checks all of
-   * it before the first change. The new object is written once, with its change applied.
+   * Creates the regular file or directory {@code e} in {@code parent} (whose changes the caller
+   * stores) with the handle it brings, which a {@link #reserveHandles} handed out and no object
+   * has; a file with its head bytes and its change applied as {@link #headWrite} and {@link
+   * #setattr} do. Checks all of it before the first change. The new object is written once, with
+   * its change applied.
    *
    * @throws FsException as {@link #create}, {@link #headWrite} and {@link #setattr}; EINVAL for a
-   *     handle not handed out or in use, or an object that is no regular file with a layout
+   *     handle not handed out or in use, a regular file without a layout, a directory with a
+   *     layout, head bytes or a change, or another type
    */
   private NewEntry createReserved(Inode parent, MetadataStore.BatchEntry e, long nowNs) {
     Names.checkNew(e.name());
     NewObject obj = e.obj();
     byte[] target = checkNewObject(obj);
-    if (obj.type() != FileType.REGULAR || obj.layout() == null) {
-      throw new FsException(Errno.EINVAL, "a reserved handle is for a regular file with a layout");
+    boolean dir = obj.type() == FileType.DIRECTORY;
+    if (dir ? obj.layout() != null || e.head().length != 0 || e.change() != null
+        : obj.type() != FileType.REGULAR || obj.layout() == null) {
+      throw new FsException(Errno.EINVAL, "a reserved handle is for a regular file with a layout or a bare directory");
     }
-    byte[] key = freeEntry(parent, e.name(), false);
+    byte[] key = freeEntry(parent, e.name(), dir);
     Handle h = e.handle();
     if (h.server() != Handle.META_SERVER || h.local() >= t.get(Counter.NEXT_HANDLE) || t.object(h.id()) != null) {
       throw new FsException(Errno.EINVAL, "handle " + h + " is not reserved or is in use");
@@ -288,6 +295,9 @@ final class Namespace {
     }
     store(n);
     t.entries().put(key, Keys.entry(n.handle, n.type));
+    if (dir) {
+      parent.nlink++;
+    }
     long parentWas = parent.ctimeNs;
     parent.touchContents(stamp);
     long end = e.head().length == 0 ? 0 : e.headOffset() + e.head().length;
@@ -333,7 +343,7 @@ final class Namespace {
     n.stampAll(nowNs);
     switch (obj.type()) {
       case DIRECTORY -> {
-        n.size = Inode.DIR_SIZE;
+        n.size = Attr.DIR_SIZE;
         n.parent = parent.handle;
       }
       case SYMLINK -> {

@@ -1464,6 +1464,55 @@ abstract class MetadataStoreContract {
     assertEquals(Errno.EINVAL, again.get(3).errno(), "a handle in use since");
   }
 
+  static MetadataStore.BatchEntry dirEntry(String name, Handle h) {
+    return new MetadataStore.BatchEntry(name, h, new NewObject(FileType.DIRECTORY, 0750, 1000, 100, 0, null, null),
+        0, new byte[0], null);
+  }
+
+  @Test
+  void createBatch_makesDirectories_linkedAndCounted_withNoLayoutHeadOrChange() {
+    Attr d = mkdir(ROOT, "d");
+    MetadataStore.Reservation r = join(store.reserveHandles(d.handle(), 6));
+    long t = tick();
+    List<MetadataStore.Created> out = join(store.createBatch(d.handle(), List.of(
+        dirEntry("sub", r.handle(0)),
+        entry("file", r.handle(1)),
+        dirEntry("sub", r.handle(2)),
+        new MetadataStore.BatchEntry("with-layout", r.handle(3),
+            new NewObject(FileType.DIRECTORY, 0750, 1000, 100, 0, HEAD_LAYOUT, null), 0, new byte[0], null),
+        new MetadataStore.BatchEntry("with-head", r.handle(4),
+            new NewObject(FileType.DIRECTORY, 0750, 1000, 100, 0, null, null), 0, bytes(3, 1), null),
+        new MetadataStore.BatchEntry("with-change", r.handle(5),
+            new NewObject(FileType.DIRECTORY, 0750, 1000, 100, 0, null, null), 0, new byte[0],
+            new SetAttr(MTIME, 0, 0, 0, 0, 0, t - 5))), t));
+    Attr sub = out.get(0).entry().attr();
+    assertEquals(r.handle(0), sub.handle());
+    assertTrue(sub.isDir());
+    assertEquals(2, sub.nlink());
+    assertEquals(0750, sub.mode());
+    assertNull(sub.layout());
+    assertEquals(sub, store.lookup(d.handle(), "sub"));
+    assertEquals(List.of(), names(sub.handle()), "empty");
+    assertNull(out.get(1).errno());
+    assertEquals(Errno.EEXIST, out.get(2).errno());
+    for (int i = 3; i < 6; i++) {
+      assertEquals(Errno.EINVAL, out.get(i).errno(), "a directory takes a handle only: " + i);
+    }
+    Attr dir = attr(d.handle());
+    assertEquals(3, dir.nlink(), "the new directory's .. links its parent");
+    assertEquals(out.get(1).entry().attr().ctimeNs(), dir.ctimeNs());
+    assertEquals(sub.ctimeNs(), out.get(1).entry().parentWasNs(), "chained as files are");
+    assertEquals(new Counts(4, 3), store.counts(), "a directory more");
+    assertEquals(List.of("file", "sub"), names(d.handle()));
+    // it is a directory like any other
+    Attr inner = mkfile(sub.handle(), "inner");
+    assertEquals(inner, store.lookup(sub.handle(), "inner"));
+    join(store.remove(sub.handle(), "inner", false, tick()));
+    join(store.remove(d.handle(), "sub", true, tick()));
+    assertEquals(2, attr(d.handle()).nlink());
+    assertEquals(0, join(store.fsck(false, tick())).found());
+  }
+
   @Test
   void createBatch_inAMissingOrNonDirectory_failsEveryEntry() {
     Attr f = mkfile(ROOT, "f");

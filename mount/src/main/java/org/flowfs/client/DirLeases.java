@@ -42,8 +42,9 @@ import org.slf4j.LoggerFactory;
  * This client's leases on directories it made ({@link MetaOp.DirLeaseReq}): under a lease, a
  * regular file is created here, with a handle and layout the metadata server reserved for it, and
  * its create, its head bytes and the size and times its close recorded go to the server later,
- * with other files', in one {@link MetaOp.CreateBatchReq}. A small file then costs no round trip
- * of its own: {@code tar -x} and a loop of creates wait for no server.
+ * with other files', in one {@link MetaOp.CreateBatchReq}. A directory is made the same way (a
+ * reserved handle, no layout). A small file or a directory then costs no round trip of its own:
+ * {@code tar -x}, {@code mkdir -p} and a loop of creates wait for no server.
  *
  * <p><b>What holds.</b> Other clients see a file made here once it is in a batch the server
  * answered; the server holds back every request of theirs that touches a leased directory until
@@ -81,7 +82,7 @@ final class DirLeases implements AutoCloseable {
     /** Sends a request to the metadata server, answered on any thread. */
     <R extends Message> CompletableFuture<R> send(Req<R> req);
 
-    /** A create of a batch was made: {@code attr} is the file now, and the directory's ctime was {@code parentWasNs} before. */
+    /** A create of a batch was made: {@code attr} is the file or directory now, and the directory's ctime was {@code parentWasNs} before. */
     void created(Handle dir, String name, Attr attr, long parentWasNs, long askedNanos);
 
     /** A create made here failed (or it is not known whether it was made): forget what was cached of it. */
@@ -91,19 +92,21 @@ final class DirLeases implements AutoCloseable {
     boolean knownAt(Handle dir, long ctimeNs);
 
     /**
-     * Makes a closed file whose batch was lost (the metadata server restarted, or the connection
-     * dropped before the answer) the ordinary way, with calls of its own: finds it made already
-     * under {@code reserved}, or creates it and records {@code record} (may be null) with its head
-     * bytes ({@code head}, may be null; not taken over). Returns the file's attributes.
+     * Makes a closed file or a directory ({@code type}) whose batch was lost (the metadata server
+     * restarted, or the connection dropped before the answer) the ordinary way, with calls of its
+     * own: finds it made already under {@code reserved}, or creates it and records {@code record}
+     * (may be null) with its head bytes ({@code head}, may be null; not taken over). Returns the
+     * object's attributes.
      */
-    Attr recreate(Handle dir, String name, Handle reserved, int mode, int uid, int gid, SetattrReq record,
-        long headOffset, ByteBuf head);
+    Attr recreate(Handle dir, String name, FileType type, Handle reserved, int mode, int uid, int gid,
+        SetattrReq record, long headOffset, ByteBuf head);
   }
 
-  /** A file made under a lease whose batch was not answered yet. */
+  /** A file or directory made under a lease whose batch was not answered yet. */
   private static final class Pending {
     final Lease lease;
     final String name;
+    final FileType type;
     final Handle handle;
     final int mode;
     final int uid;
@@ -122,10 +125,11 @@ final class DirLeases implements AutoCloseable {
     long headOffset;
     ByteBuf head;
 
-    Pending(Lease lease, String name, Handle handle, int mode, int uid, int gid, long headBytes) {
+    Pending(Lease lease, String name, FileType type, Handle handle, int mode, int uid, int gid, long headBytes) {
       this.lease = lease;
       this.headBytes = headBytes;
       this.name = name;
+      this.type = type;
       this.handle = handle;
       this.mode = mode;
       this.uid = uid;
@@ -203,7 +207,7 @@ final class DirLeases implements AutoCloseable {
     return byDir.isEmpty() && byFile.isEmpty() && asked.isEmpty();
   }
 
-  /** Whether {@code dir} is leased here (for tests). */
+  /** Whether {@code dir} is leased here. */
   boolean holds(Handle dir) {
     return byDir.containsKey(dir);
   }
@@ -230,7 +234,9 @@ final class DirLeases implements AutoCloseable {
       return;
     }
     counters.increment("lease.asked");
-    host.send(new DirLeaseReq(dir, files)).whenCompleteAsync((r, err) -> {
+    Pending made = byFile.get(dir); // a directory made here: the server knows it once its batch is answered
+    CompletableFuture<Void> known = made == null ? CompletableFuture.completedFuture(null) : send(made);
+    known.thenCompose(v -> host.send(new DirLeaseReq(dir, files))).whenCompleteAsync((r, err) -> {
       try {
         granted(dir, r, err);
       } finally {
@@ -281,6 +287,16 @@ final class DirLeases implements AutoCloseable {
    * create must be a call of its own.
    */
   Attr create(Handle dir, String name, int mode, int uid, int gid, long nowNs, BooleanSupplier admit) {
+    return make(FileType.REGULAR, dir, name, mode, uid, gid, nowNs, admit);
+  }
+
+  /**
+   * {@link #create}, or with {@code type} DIRECTORY makes a directory the same way: it takes a
+   * reserved handle (its datafiles go back to the server's pools) and goes with the next batch,
+   * closed from the start (nothing is written into a directory). Until that batch is answered, a
+   * request naming it sends the batch first ({@link #settle}), a lease on it too ({@link #want}).
+   */
+  Attr make(FileType type, Handle dir, String name, int mode, int uid, int gid, long nowNs, BooleanSupplier admit) {
     if (files == 0) {
       return null;
     }
@@ -296,7 +312,7 @@ final class DirLeases implements AutoCloseable {
           return null;
         }
         if (!l.reserved.isEmpty()) {
-          return made(l, name, mode, uid, gid, nowNs, admit);
+          return made(l, type, name, mode, uid, gid, nowNs, admit);
         }
         if (attempt > 2) {
           counters.increment("lease.reserve-empty");
@@ -314,20 +330,26 @@ final class DirLeases implements AutoCloseable {
   }
 
   /** Guarded by {@code l}, which has a file reserved. */
-  private Attr made(Lease l, String name, int mode, int uid, int gid, long nowNs, BooleanSupplier admit) {
+  private Attr made(Lease l, FileType type, String name, int mode, int uid, int gid, long nowNs, BooleanSupplier admit) {
     if (!admit.getAsBoolean()) {
       return null;
     }
+    boolean dir = type == FileType.DIRECTORY;
     Reserved r = l.reserved.poll();
-    Pending p = new Pending(l, name, r.handle(), mode, uid, gid, r.layout().headBytes());
+    Pending p = new Pending(l, name, type, r.handle(), mode, uid, gid, dir ? 0 : r.layout().headBytes());
     l.waiting.add(p);
     byFile.put(p.handle, p);
     l.lastCreateNanos = p.madeNanos;
-    counters.increment("lease.creates");
+    counters.increment(dir ? "lease.mkdirs" : "lease.creates");
+    if (dir) {
+      p.released.complete(null); // never opened: closed from the start
+      closeLocked(l, p, null, 0, null);
+    }
     if (l.reserved.size() < files / 4) {
       sendLocked(l); // top up before the reserve runs out (after the batch out now, if one is)
     }
-    return new Attr(r.handle(), FileType.REGULAR, mode, uid, gid, 1, 0, nowNs, nowNs, nowNs, 0, r.layout());
+    return dir ? new Attr(r.handle(), type, mode, uid, gid, 2, Attr.DIR_SIZE, nowNs, nowNs, nowNs, 0, null)
+        : new Attr(r.handle(), type, mode, uid, gid, 1, 0, nowNs, nowNs, nowNs, 0, r.layout());
   }
 
   /**
@@ -346,18 +368,23 @@ final class DirLeases implements AutoCloseable {
       if (p.sent || p.closed) {
         return false;
       }
-      p.closed = true;
-      p.record = record;
-      p.headOffset = headOffset;
-      p.head = head;
-      l.closedWaiting++;
-      if (l.closedWaiting >= BATCH) {
-        sendLocked(l);
-      } else if (!l.lingering) {
-        l.lingering = true;
-        timer.schedule(() -> linger(l), lingerNanos, TimeUnit.NANOSECONDS);
-      }
+      closeLocked(l, p, record, headOffset, head);
       return true;
+    }
+  }
+
+  /** Guarded by {@code l}: {@code p} goes with a batch that leaves at {@link #BATCH} closed files or after the linger. */
+  private void closeLocked(Lease l, Pending p, SetattrReq record, long headOffset, ByteBuf head) {
+    p.closed = true;
+    p.record = record;
+    p.headOffset = headOffset;
+    p.head = head;
+    l.closedWaiting++;
+    if (l.closedWaiting >= BATCH) {
+      sendLocked(l);
+    } else if (!l.lingering) {
+      l.lingering = true;
+      timer.schedule(() -> linger(l), lingerNanos, TimeUnit.NANOSECONDS);
     }
   }
 
@@ -445,7 +472,7 @@ final class DirLeases implements AutoCloseable {
     CompositeByteBuf heads = Unpooled.compositeBuffer(Math.max(1, go.size()));
     for (Pending p : go) {
       int length = p.head == null ? 0 : p.head.readableBytes();
-      creates.add(new BatchCreate(p.name, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, length));
+      creates.add(new BatchCreate(p.name, p.type, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, length));
       if (p.head != null) {
         heads.addComponent(true, p.head.retain()); // kept until answered: a lost batch is made again
       }
@@ -556,7 +583,7 @@ final class DirLeases implements AutoCloseable {
     }
     counters.increment("lease.recreated");
     try {
-      Attr a = host.recreate(p.lease.dir, p.name, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, p.head);
+      Attr a = host.recreate(p.lease.dir, p.name, p.type, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, p.head);
       releaseHead(p);
       byFile.remove(p.handle, p);
       p.done.complete(null);

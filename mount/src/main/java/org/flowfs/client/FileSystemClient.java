@@ -168,7 +168,10 @@ public final class FileSystemClient implements AutoCloseable {
     public void created(Handle dir, String name, Attr attr, long parentWasNs, long askedNanos) {
       attrs.put(attr);
       contents.changed(dir, name, true, parentWasNs, attr.ctimeNs(), askedNanos);
-      attrs.entriesChanged(dir, attr.ctimeNs(), 0);
+      if (attr.isDir()) {
+        contents.made(attr.handle(), attr.ctimeNs(), askedNanos); // empty still: what names it waited for this answer
+      }
+      attrs.entriesChanged(dir, attr.ctimeNs(), 0); // its link was counted when it was made here
     }
 
     @Override
@@ -185,8 +188,8 @@ public final class FileSystemClient implements AutoCloseable {
     }
 
     @Override
-    public Attr recreate(Handle dir, String name, Handle reserved, int mode, int uid, int gid, SetattrReq record,
-        long headOffset, ByteBuf head) {
+    public Attr recreate(Handle dir, String name, FileType type, Handle reserved, int mode, int uid, int gid,
+        SetattrReq record, long headOffset, ByteBuf head) {
       contents.forget(dir);
       try {
         Attr found = meta(new LookupReq(dir, name)).attr();
@@ -200,7 +203,7 @@ public final class FileSystemClient implements AutoCloseable {
           throw e;
         }
       }
-      Attr a = meta(new CreateReq(dir, name, FileType.REGULAR, mode, uid, gid, 0, null, 0)).attr();
+      Attr a = meta(new CreateReq(dir, name, type, mode, uid, gid, 0, null, 0)).attr();
       names.put(dir, name, a.handle());
       if (record != null) {
         SetattrReq r = record.of(a.handle());
@@ -394,7 +397,7 @@ public final class FileSystemClient implements AutoCloseable {
     counters.increment("meta.lookup");
     Attr a = meta(new LookupReq(dir, name)).attr();
     names.put(dir, name, a.handle());
-    attrs.put(a);
+    putListed(a);
     if (statAhead.foundOnServer(dir)) {
       listWhole(dir);
     }
@@ -433,12 +436,26 @@ public final class FileSystemClient implements AutoCloseable {
     for (Dirent e : page.entries()) {
       names.put(dir, e.name(), e.handle());
       if (e.attr() != null) {
-        attrs.put(e.attr());
+        putListed(e.attr());
         if (!e.xattrs()) {
           noXattrs.put(e.handle(), Boolean.TRUE);
         }
       }
     }
+  }
+
+  /**
+   * Caches the attributes of an object a lookup or a listing of its parent answered, unless it is
+   * a directory leased here: the server's then lack the entries not sent yet (its times, a new
+   * subdirectory's link), and what is cached here is newer; with nothing cached, a getattr asks
+   * again, which ends the lease first.
+   */
+  private void putListed(Attr a) {
+    if (a.isDir() && !leases.idle() && leases.holds(a.handle())) {
+      counters.increment("lease.attrs-kept");
+      return;
+    }
+    attrs.put(a);
   }
 
   // ---- attributes -----------------------------------------------------------------------------
@@ -696,6 +713,10 @@ public final class FileSystemClient implements AutoCloseable {
   public Attr mkdir(String path, int mode, Caller c) {
     Split s = split(path);
     Handle p = parentOf(s);
+    Attr a = makeLeased(FileType.DIRECTORY, p, s.name(), mode & Attr.PERM_MASK, c);
+    if (a != null) {
+      return a;
+    }
     counters.increment("meta.mkdir");
     return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0), true);
   }
@@ -768,17 +789,31 @@ public final class FileSystemClient implements AutoCloseable {
    * directory ({@link DirLeases}), and opens it; null when there is no lease to make it under.
    */
   private OpenFile createLeased(Handle dir, String name, int mode, int flags, Caller c) {
-    if (contents.known(dir)) {
-      leases.want(dir); // the first create in a directory waits for the grant: the rest need no call
-    }
-    Attr a = leases.create(dir, name, mode, c.uid(), c.gid(), now(), () -> contents.addPending(dir, name));
+    Attr a = makeLeased(FileType.REGULAR, dir, name, mode, c);
     if (a == null) {
       return null;
     }
-    createdNew(dir, name, a);
     OpenFile f = open(a, flags);
     f.state().created();
     return f;
+  }
+
+  /**
+   * Makes regular file or directory {@code name} in {@code dir} here, under this client's lease on
+   * the directory ({@link DirLeases}); null when there is no lease to make it under.
+   */
+  private Attr makeLeased(FileType type, Handle dir, String name, int mode, Caller c) {
+    if (contents.known(dir)) {
+      leases.want(dir); // the first in a directory waits for the grant: the rest need no call
+    }
+    Attr a = leases.make(type, dir, name, mode, c.uid(), c.gid(), now(), () -> contents.addPending(dir, name));
+    if (a == null) {
+      return null;
+    }
+    if (a.isDir()) {
+      contents.made(a.handle(), a.ctimeNs(), System.nanoTime()); // empty: creates in it may take a lease too
+    }
+    return createdNew(dir, name, a);
   }
 
   public Attr symlink(String target, String path, Caller c) {

@@ -62,6 +62,7 @@ class DirLeasesTest {
     /** Refuses leases (another client holds one); counts the asks. */
     volatile boolean refuse;
     volatile int asks;
+    final List<Handle> askedFor = new ArrayList<>();
     /** Answers every create ESTALE (the server restarted and forgot the lease). */
     volatile boolean stale;
     final List<String> created = new ArrayList<>();
@@ -82,6 +83,7 @@ class DirLeasesTest {
     public synchronized <R extends Message> CompletableFuture<R> send(Req<R> req) {
       if (req instanceof DirLeaseReq q) {
         asks++;
+        askedFor.add(q.dir());
         return CompletableFuture.completedFuture((R) (refuse ? new DirLeaseResp(0, 0, 0, List.of())
             : new DirLeaseResp(77, CTIME, 3_000_000_000L, reserve(q.files()))));
       }
@@ -95,7 +97,7 @@ class DirLeasesTest {
       for (BatchCreate c : q.creates()) {
         int errno = stale ? Errno.ESTALE.code() : failErrno;
         results.add(errno != 0 ? new BatchResult(null, 0, errno)
-            : new BatchResult(new Attr(c.handle(), FileType.REGULAR, c.mode(), c.uid(), c.gid(), 1,
+            : new BatchResult(new Attr(c.handle(), c.type(), c.mode(), c.uid(), c.gid(), 1,
                 c.record() == null ? 0 : c.record().size(), 1, 1, 1, 0, null), CTIME, 0));
       }
       CreateBatchResp resp = new CreateBatchResp(results, recall, q.end() ? List.of() : reserve(q.more()));
@@ -138,11 +140,11 @@ class DirLeasesTest {
     final List<String> recreated = new ArrayList<>();
 
     @Override
-    public synchronized Attr recreate(Handle dir, String name, Handle reserved, int mode, int uid, int gid,
-        SetattrReq record, long headOffset, ByteBuf head) {
-      recreated.add(name + ":" + (head == null ? "" : head.toString(StandardCharsets.UTF_8)) + ":"
-          + (record == null ? -1 : record.size()));
-      return new Attr(Handle.of(Handle.META_SERVER, 99_000 + recreated.size()), FileType.REGULAR, mode, uid, gid, 1,
+    public synchronized Attr recreate(Handle dir, String name, FileType type, Handle reserved, int mode, int uid,
+        int gid, SetattrReq record, long headOffset, ByteBuf head) {
+      recreated.add(name + (type == FileType.DIRECTORY ? "/" : "") + ":"
+          + (head == null ? "" : head.toString(StandardCharsets.UTF_8)) + ":" + (record == null ? -1 : record.size()));
+      return new Attr(Handle.of(Handle.META_SERVER, 99_000 + recreated.size()), type, mode, uid, gid, 1,
           0, 1, 1, 1, 0, null);
     }
   }
@@ -277,6 +279,64 @@ class DirLeasesTest {
     }
     assertFalse(leases.holds(DIR), "recalled: ended by the holder");
     assertEquals(1, counters.get("lease.recalled"));
+  }
+
+  private Attr mkdir(Handle parent, String name) {
+    return leases.make(FileType.DIRECTORY, parent, name, 0750, 1, 2, 1, () -> true);
+  }
+
+  @Test
+  void directories_goWithTheNextBatch_closedFromTheStart() throws Exception {
+    granted();
+    Attr d = mkdir(DIR, "sub");
+    assertNotNull(d);
+    assertTrue(d.isDir());
+    assertEquals(2, d.nlink());
+    assertEquals(0750, d.mode());
+    assertNull(d.layout(), "a reserved handle, no layout");
+    Attr f = make("f");
+    CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
+    assertNotNull(b, "a directory lingers as a closed file does, then leaves");
+    assertEquals(1, b.creates().size(), "the open file stays");
+    BatchCreate c = b.creates().get(0);
+    assertEquals("sub", c.name());
+    assertEquals(FileType.DIRECTORY, c.type());
+    assertEquals(d.handle(), c.handle());
+    assertNull(c.record());
+    assertEquals(0, c.headLength());
+    leases.settle(d.handle()); // its answer is handled
+    assertEquals(List.of("sub"), server.created);
+    assertFalse(leases.absorb(d.handle(), null, 0, null), "nothing to close");
+    assertEquals(1, counters.get("lease.mkdirs"));
+    assertTrue(leases.absorb(f.handle(), record(f.handle(), 0), 0, null));
+  }
+
+  @Test
+  void aLeaseOnADirectoryMadeHere_isAskedForOnceItsBatchIsAnswered() throws Exception {
+    granted();
+    server.answerAtOnce = false;
+    Attr d = mkdir(DIR, "sub");
+    leases.want(d.handle());
+    CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
+    assertNotNull(b, "the batch that makes it goes at once");
+    assertEquals(List.of("sub"), b.creates().stream().map(BatchCreate::name).toList());
+    Thread.sleep(50);
+    assertEquals(List.of(DIR), server.askedFor, "the server does not know it before the answer");
+    server.answerAll();
+    Attr inner = leases.create(d.handle(), "inner", 0644, 1, 2, 1, () -> true);
+    assertNotNull(inner, "made under the new directory's lease");
+    assertEquals(List.of(DIR, d.handle()), server.askedFor);
+    assertTrue(leases.holds(d.handle()));
+  }
+
+  @Test
+  void aLostBatch_makesItsDirectoriesAgain() throws Exception {
+    granted();
+    server.stale = true;
+    Attr d = mkdir(DIR, "sub");
+    leases.settle(d.handle());
+    assertEquals(List.of("sub/::-1"), server.recreated);
+    assertEquals(List.of(), server.failed);
   }
 
   @Test

@@ -129,6 +129,28 @@ class BatchedCreatesTest {
   }
 
   @Test
+  void directoriesMadeUnderALease_areDirectories_forAnotherClientToo() {
+    Sh.ok(m, "mkdir b4");
+    long mkdirs = fs.counter("lease.mkdirs");
+    long own = fs.counter("meta.mkdir");
+    Sh.ok(m, "python3 -c \"\nimport os\nfor i in range(200):\n  os.mkdir('b4/d%d' % i)\n\""
+        + " && for i in 0 50 199; do echo in$i > b4/d$i/f && mkdir b4/d$i/sub && echo deep$i > b4/d$i/sub/g; done");
+    long batched = fs.counter("lease.mkdirs") - mkdirs;
+    assertTrue(batched >= 150, batched + " of 200 directories made under the lease");
+    assertTrue(fs.counter("meta.mkdir") - own <= 50, "mkdirs of their own: " + (fs.counter("meta.mkdir") - own));
+    assertEquals("200 202 directory", Sh.ok(m, "echo $(ls b4 | wc -l) $(stat -c '%h %F' b4)").strip());
+    assertEquals("in50 deep199 3", Sh.ok(m, "echo $(cat b4/d50/f) $(cat b4/d199/sub/g) $(stat -c %h b4/d0)").strip());
+    try (OtherClient other = new OtherClient(fs)) {
+      assertEquals(202, other.attr("/b4").nlink());
+      assertTrue(other.attr("/b4/d123").isDir());
+      assertEquals(2, other.attr("/b4/d123").nlink());
+      assertEquals("deep0\n", new String(other.read("/b4/d0/sub/g"), StandardCharsets.UTF_8));
+    }
+    Sh.ok(m, "cd b4 && rm -r d0 d50 d199 && rmdir d*");
+    assertEquals("0 2", Sh.ok(m, "echo $(ls b4 | wc -l) $(stat -c %h b4)").strip());
+  }
+
+  @Test
   void aTreeUnpacked_isTheTree(@TempDir Path local) throws Exception {
     Path src = local.resolve("src");
     Sh.ok(local, "mkdir -p src && cd src && for d in a b c d; do mkdir -p $d/deep/er; for i in $(seq 60); do"

@@ -81,6 +81,11 @@ final class OtherClient implements AutoCloseable {
     }
   }
 
+  /** The attributes of {@code path}, a directory too, through this client's caches (cold at first). */
+  org.flowfs.common.Attr attr(String path) {
+    return client.getattr(path);
+  }
+
   void rename(String from, String to) {
     client.rename(from, to, 0);
   }
