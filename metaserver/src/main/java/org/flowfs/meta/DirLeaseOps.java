@@ -6,6 +6,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Counters;
 import org.flowfs.common.Errno;
@@ -75,7 +76,7 @@ final class DirLeaseOps {
    */
   OpTable guard(OpTable ops) {
     OpTable t = gate.guard(ops);
-    t.async(DirLeaseReq.class, Access.MODIFY, (q, ctx) -> grant(q));
+    t.async(DirLeaseReq.class, Access.MODIFY, (q, ctx) -> grant(q, ctx.channel().eventLoop()));
     t.async(CreateBatchReq.class, Access.MODIFY, (q, ctx) -> batch(q));
     return t;
   }
@@ -92,7 +93,7 @@ final class DirLeaseOps {
    * for it, then waits for the changes admitted before to be done ({@link LeaseGate#quiet}) and
    * reserves: the ctime answered holds every change of the directory not held back.
    */
-  private CompletableFuture<DirLeaseResp> grant(DirLeaseReq q) {
+  private CompletableFuture<DirLeaseResp> grant(DirLeaseReq q, Executor loop) {
     Attr dir = store.getattr(q.dir());
     if (!dir.isDir()) {
       throw new FsException(Errno.ENOTDIR, q.dir() + " is no directory");
@@ -102,7 +103,11 @@ final class DirLeaseOps {
       counters.increment("lease.refused");
       return CompletableFuture.completedFuture(REFUSED);
     }
-    return gate.quiet(q.dir()).thenCompose(v -> reserve(q.dir(), q.files())).handle((r, err) -> {
+    // the last change may be answered on a store thread: the reservation goes on on the event loop
+    CompletableFuture<Void> quiet = gate.quiet(q.dir());
+    CompletableFuture<Reservations> reserved = quiet.isDone() ? reserve(q.dir(), q.files())
+        : quiet.thenComposeAsync(v -> reserve(q.dir(), q.files()), loop);
+    return reserved.handle((r, err) -> {
       if (err == null && leases.reserve(l, r.files())) {
         counters.increment("lease.granted");
         return new DirLeaseResp(l.id(), r.dirCtimeNs(), leases.termNs(), r.files());

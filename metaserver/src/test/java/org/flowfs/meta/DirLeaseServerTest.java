@@ -195,6 +195,25 @@ class DirLeaseServerTest {
   }
 
   @Test
+  void batch_makesDirectories_whoseDatafilesGoBackToThePools() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
+    Reserved s = r.reserved().get(0);
+    CreateBatchResp made = batch(r.lease(), List.of(
+        new BatchCreate("sub", FileType.DIRECTORY, s.handle(), 0750, 7, 8, null, 0, 0),
+        create("f", r.reserved().get(1))), true, 0);
+    Attr sub = made.results().get(0).attr();
+    assertEquals(s.handle(), sub.handle());
+    assertTrue(sub.isDir());
+    assertNull(sub.layout());
+    assertEquals(0750, sub.mode());
+    assertTrue(reservedByServer().containsAll(s.layout().datafiles()), "pooled again: the directory took its handle only");
+    assertEquals(3, call(other, new GetattrReq(d)).attr().nlink());
+    assertEquals(sub, call(other, new LookupReq(d, "sub")).attr());
+    Attr inner = call(other, new CreateReq(sub.handle(), "inner", FileType.REGULAR, 0644, 0, 0, 0, null, 0)).attr();
+    assertEquals(inner.handle(), call(holder, new LookupReq(sub.handle(), "inner")).attr().handle());
+  }
+
+  @Test
   void lookupOfAnother_waitsForTheHoldersLastBatch_andSeesItsFiles() throws Exception {
     DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
     assertFalse(batch(r.lease(), List.of(create("a", r.reserved().get(0))), false, 0).recalled());
