@@ -531,6 +531,9 @@ final class DirLeases implements AutoCloseable {
         }
         lost.addAll(rest);
       }
+      synchronized (l) {
+        lost.forEach(p -> p.sent = false); // not made: a close of one still open is kept with it again
+      }
       List<Pending> again = lost;
       recovery.execute(() -> again.forEach(p -> recover(p, e))); // calls of their own: not on this thread
       return;
@@ -568,17 +571,19 @@ final class DirLeases implements AutoCloseable {
   }
 
   /**
-   * A file whose batch was lost ({@code e}): a closed one is made again the ordinary way; an open
-   * one fails (its open state names the reserved handle).
+   * A file whose batch was lost ({@code e}) is made again the ordinary way once no open of it is
+   * left here (its open state names the reserved handle), with what its close recorded: at once
+   * when it was released, else when it is (a close not seen yet is kept with it, as under the
+   * lease). It fails when its bytes went past the head (into the reserved datafiles).
    */
   private void recover(Pending p, FsException e) {
-    try {
-      await(p.released, Duration.ofSeconds(2)); // a close's release follows it at once
-    } catch (FsException notYet) {
-      // still open
+    if (!p.released.isDone()) {
+      counters.increment("lease.recover-at-release");
+      p.released.thenRunAsync(() -> recover(p, e), recovery);
+      return;
     }
-    if (!p.released.isDone() || p.record != null && p.record.size() > p.headBytes) {
-      fail(p, e); // an open file's state, or bytes past the head, are the reserved handle's and datafiles'
+    if (p.record != null && p.record.size() > p.headBytes) {
+      fail(p, e); // bytes past the head are in the reserved datafiles
       return;
     }
     counters.increment("lease.recreated");

@@ -673,6 +673,25 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /**
+   * Runs {@code op} with the handle of {@code s}'s parent directory; when that handle names no
+   * directory any more (ENOENT) but the parent's path names another one now, once more with that
+   * one. A directory made under a lease whose batch was lost with a restarting metadata server is
+   * made again with a new handle, and the kernel asks for the next entry in it by path at once.
+   */
+  private <T> T inParent(Split s, java.util.function.Function<Handle, T> op) {
+    Handle p = parentOf(s);
+    try {
+      return op.apply(p);
+    } catch (FsException e) {
+      Handle now = relookup(s.parent(), p, e);
+      if (now.equals(p)) {
+        throw e;
+      }
+      return op.apply(now);
+    }
+  }
+
+  /**
    * Asks the metadata server for a new entry {@code name} in {@code parent} (a create, symlink or
    * link) and caches what the answer says: the object, the name, the parent's new times and, when
    * this client knows all of the parent's names, the one added. {@code newObject}: the entry names
@@ -712,13 +731,14 @@ public final class FileSystemClient implements AutoCloseable {
 
   public Attr mkdir(String path, int mode, Caller c) {
     Split s = split(path);
-    Handle p = parentOf(s);
-    Attr a = makeLeased(FileType.DIRECTORY, p, s.name(), mode & Attr.PERM_MASK, c);
-    if (a != null) {
-      return a;
-    }
-    counters.increment("meta.mkdir");
-    return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0), true);
+    return inParent(s, p -> {
+      Attr a = makeLeased(FileType.DIRECTORY, p, s.name(), mode & Attr.PERM_MASK, c);
+      if (a != null) {
+        return a;
+      }
+      counters.increment("meta.mkdir");
+      return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0), true);
+    });
   }
 
   /** Creates a regular file, FIFO, socket or device node ({@code mode} carries the type bits). */
@@ -728,9 +748,10 @@ public final class FileSystemClient implements AutoCloseable {
       throw new FsException(Errno.EINVAL, "mknod of a " + type);
     }
     Split s = split(path);
-    Handle p = parentOf(s);
-    counters.increment("meta.create");
-    return newEntry(p, s.name(), new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0), true);
+    return inParent(s, p -> {
+      counters.increment("meta.create");
+      return newEntry(p, s.name(), new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0), true);
+    });
   }
 
   /** Creates a regular file and opens it. */
@@ -749,22 +770,9 @@ public final class FileSystemClient implements AutoCloseable {
    */
   public OpenFile create(String path, int mode, int flags, Caller c, DistSpec dist, int servers) {
     Split s = split(path);
-    Handle p = parentOf(s);
-    if (dist == null && servers == 0) {
-      OpenFile f = createLeased(p, s.name(), mode & Attr.PERM_MASK, flags, c);
-      if (f != null) {
-        return f;
-      }
-    }
-    counters.increment("meta.create");
-    try {
-      OpenFile f = open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers), true), flags);
-      f.state().created();
-      return f;
-    } catch (FsException e) {
-      if (e.errno() != Errno.EEXIST || (flags & O_EXCL) != 0) {
-        throw e;
-      }
+    OpenFile made = inParent(s, p -> createIn(p, s, mode, flags, c, dist, servers));
+    if (made != null) {
+      return made;
     }
     counters.increment("meta.create.existed");
     Attr a = fresh(resolve(path, true));
@@ -782,6 +790,27 @@ public final class FileSystemClient implements AutoCloseable {
       }
     }
     return f;
+  }
+
+  /** Creates {@code s}'s regular file in {@code p} and opens it; null when the name exists and {@code O_EXCL} is not set. */
+  private OpenFile createIn(Handle p, Split s, int mode, int flags, Caller c, DistSpec dist, int servers) {
+    if (dist == null && servers == 0) {
+      OpenFile f = createLeased(p, s.name(), mode & Attr.PERM_MASK, flags, c);
+      if (f != null) {
+        return f;
+      }
+    }
+    counters.increment("meta.create");
+    try {
+      OpenFile f = open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers), true), flags);
+      f.state().created();
+      return f;
+    } catch (FsException e) {
+      if (e.errno() != Errno.EEXIST || (flags & O_EXCL) != 0) {
+        throw e;
+      }
+      return null;
+    }
   }
 
   /**
@@ -818,9 +847,10 @@ public final class FileSystemClient implements AutoCloseable {
 
   public Attr symlink(String target, String path, Caller c) {
     Split s = split(path);
-    Handle p = parentOf(s);
-    counters.increment("meta.symlink");
-    return newEntry(p, s.name(), new SymlinkReq(p, s.name(), target, c.uid(), c.gid()), true);
+    return inParent(s, p -> {
+      counters.increment("meta.symlink");
+      return newEntry(p, s.name(), new SymlinkReq(p, s.name(), target, c.uid(), c.gid()), true);
+    });
   }
 
   public String readlink(String path) {

@@ -93,28 +93,58 @@ class MetaRestartTest {
       Sh.ok(m, "mkdir w");
       int n = 2_000;
       // bash's "echo > f" flushes the file once before it writes (the dup of its descriptor is closed)
-      Background writer = Background.start(m, "for i in $(seq " + n + "); do echo \"file $i\" > w/f$i || exit 1; done");
-      // well into the run, files going in batches: some batch is out or waiting when the server dies
-      long deadline = System.nanoTime() + 60_000_000_000L;
-      while (leaseCreates(fs) < 300) {
-        assertTrue(System.nanoTime() < deadline, "no files made under a lease: " + leaseCreates(fs));
-        Thread.sleep(50);
-      }
-      fs.meta().kill();
-      Thread.sleep(1500);
-      fs.startMeta();
-      Object[] r = writer.finish();
-      assertEquals(0, r[0], "the writer failed: " + r[1]);
-      Sh.ok(m, "sleep 1"); // the client's caches (1 s) let go: what follows asks the new server
-      assertEquals(String.valueOf(n), Sh.ok(m, "ls w | wc -l").strip());
+      restartWhileWriting(fs, "for i in $(seq " + n + "); do echo \"file $i\" > w/f$i || exit 1; done", "lease.creates", 300);
+      assertEquals(String.valueOf(n), Sh.ok(m, "ls w | wc -l").strip(), () -> leaseLog(fs));
       Sh.ok(m, "python3 -c \"\nfor i in range(1, " + (n + 1) + "):\n  got = open('w/f%d' % i).read()\n"
           + "  assert got == 'file %d\\n' % i, 'f%d holds %r' % (i, got)\n\"");
       assertTrue(mountCounter(fs, "lease.recreated") > 0, "files of lost batches made again");
     }
   }
 
-  private static long leaseCreates(ProcessDeployment fs) {
-    return mountCounter(fs, "lease.creates");
+  /**
+   * Directories made under the lease on their parent, each with a file made in it at once (under
+   * a lease of its own, asked once the batch that makes the directory is answered), while the
+   * metadata server is killed and started again: every directory and file is there, whole.
+   */
+  @Test
+  void directoriesMadeAroundARestart_areAllThere_withTheirFiles(@TempDir Path tmp) throws Exception {
+    try (ProcessDeployment fs = new ProcessDeployment(tmp, 2, "rpc.timeout = " + TIMEOUT_S + "s\n")) {
+      Path m = fs.mountPoint();
+      Sh.ok(m, "mkdir w");
+      int n = 600;
+      restartWhileWriting(fs, "for i in $(seq " + n + "); do mkdir w/d$i && echo \"file $i\" > w/d$i/f || exit 1; done",
+          "lease.mkdirs", 100);
+      assertEquals(String.valueOf(n), Sh.ok(m, "ls w | wc -l").strip(), () -> leaseLog(fs));
+      Sh.ok(m, "python3 -c \"\nfor i in range(1, " + (n + 1) + "):\n  got = open('w/d%d/f' % i).read()\n"
+          + "  assert got == 'file %d\\n' % i, 'd%d/f holds %r' % (i, got)\n\"");
+      assertEquals(String.valueOf(n + 2), Sh.ok(m, "stat -c %h w").strip(), "each directory links its parent");
+    }
+  }
+
+  /**
+   * Runs {@code script} in the mount and kills the metadata server once the mount's counter
+   * {@code counter} reached {@code atLeast} (well into the run: some batch is out or waiting when
+   * the server dies), starts it again 1.5 s later, and waits for the script, which must succeed.
+   */
+  private static void restartWhileWriting(ProcessDeployment fs, String script, String counter, long atLeast) throws Exception {
+    Background writer = Background.start(fs.mountPoint(), script);
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (mountCounter(fs, counter) < atLeast) {
+      assertTrue(System.nanoTime() < deadline, counter + " " + mountCounter(fs, counter) + " after a minute");
+      Thread.sleep(50);
+    }
+    fs.meta().kill();
+    Thread.sleep(1500);
+    fs.startMeta();
+    Object[] r = writer.finish();
+    assertEquals(0, r[0], "the writer failed: " + r[1] + "\n" + leaseLog(fs));
+    Sh.ok(fs.mountPoint(), "sleep 1"); // the client's caches (1 s) let go: what follows asks the new server
+  }
+
+  /** What the mount logged of its leases and what the metadata server logged of batches: for a failure's message. */
+  private static String leaseLog(ProcessDeployment fs) {
+    return "mount:\n" + fs.mount().logLines("DirLeases|lease|batch|lost") + "\nmetaserver:\n"
+        + fs.meta().logLines("lease|batch|WARN|ERROR");
   }
 
   /** A counter of the mount's ({@code flowfs stats --mount}); 0 before it counted any. */

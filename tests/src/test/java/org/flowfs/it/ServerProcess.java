@@ -24,6 +24,16 @@ final class ServerProcess {
     this.process = process;
   }
 
+  /** The lines of this process's log that hold {@code regex} (for a failing test's message). */
+  String logLines(String regex) {
+    java.util.regex.Pattern p = java.util.regex.Pattern.compile(regex);
+    try {
+      return String.join("\n", Files.readAllLines(log).stream().filter(l -> p.matcher(l).find()).toList());
+    } catch (IOException e) {
+      return "(" + log + ": " + e.getMessage() + ")";
+    }
+  }
+
   /** The java command that runs {@code org.flowfs.cli.Main args} with this JVM's classpath. */
   static List<String> command(List<String> args) {
     return org.flowfs.cli.RoleProcess.command("256m", args);
