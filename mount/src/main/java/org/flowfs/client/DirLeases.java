@@ -76,6 +76,9 @@ final class DirLeases implements AutoCloseable {
   static final long OPEN_NANOS = 50_000_000;
   /** A lease nothing was created under for this long is ended. */
   static final long IDLE_NANOS = 20_000_000;
+  /** How often, and how far apart, the files of a lost batch are tried again while the metadata server is away. */
+  static final int RECOVER_ATTEMPTS = 20;
+  static final long RECOVER_PAUSE_MS = 500;
 
   /** What the leases need of the client they serve: the metadata server and the caches. */
   interface Host {
@@ -588,7 +591,7 @@ final class DirLeases implements AutoCloseable {
     }
     counters.increment("lease.recreated");
     try {
-      Attr a = host.recreate(p.lease.dir, p.name, p.type, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, p.head);
+      Attr a = recreate(p);
       releaseHead(p);
       byFile.remove(p.handle, p);
       p.done.complete(null);
@@ -598,6 +601,30 @@ final class DirLeases implements AutoCloseable {
       }
     } catch (RuntimeException again) {
       fail(p, again instanceof FsException fe ? fe : e);
+    }
+  }
+
+  /**
+   * Makes {@code p} again with calls of its own, trying again while they fail with EIO (the
+   * metadata server is still not back; each try rides out a restart for up to {@code
+   * rpc.timeout}): a file lost is worse than a late one.
+   */
+  private Attr recreate(Pending p) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return host.recreate(p.lease.dir, p.name, p.type, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, p.head);
+      } catch (FsException x) {
+        if (x.errno() != Errno.EIO || attempt >= RECOVER_ATTEMPTS) {
+          throw x;
+        }
+        counters.increment("lease.recover-retries");
+        try {
+          Thread.sleep(RECOVER_PAUSE_MS);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw x;
+        }
+      }
     }
   }
 

@@ -138,10 +138,16 @@ class DirLeasesTest {
     }
 
     final List<String> recreated = new ArrayList<>();
+    /** Recreates that fail with EIO first (the server is not back yet). */
+    volatile int recreateFailures;
 
     @Override
     public synchronized Attr recreate(Handle dir, String name, FileType type, Handle reserved, int mode, int uid,
         int gid, SetattrReq record, long headOffset, ByteBuf head) {
+      if (recreateFailures > 0) {
+        recreateFailures--;
+        throw new FsException(Errno.EIO, "connection refused");
+      }
       recreated.add(name + (type == FileType.DIRECTORY ? "/" : "") + ":"
           + (head == null ? "" : head.toString(StandardCharsets.UTF_8)) + ":" + (record == null ? -1 : record.size()));
       return new Attr(Handle.of(Handle.META_SERVER, 99_000 + recreated.size()), type, mode, uid, gid, 1,
@@ -377,6 +383,20 @@ class DirLeasesTest {
     leases.settle(open.handle());
     assertEquals(List.of("small:bytes:5", "open:late:4"), server.recreated);
     assertEquals(List.of("big"), server.failed);
+  }
+
+  @Test
+  void aLostBatch_isMadeAgain_whenTheServerIsBackAfterAWhile() throws Exception {
+    granted();
+    server.stale = true;
+    server.recreateFailures = 3;
+    Attr f = make("f");
+    assertTrue(leases.absorb(f.handle(), record(f.handle(), 2), 0, bytes("hi")));
+    leases.released(f.handle());
+    leases.settle(f.handle());
+    assertEquals(List.of("f:hi:2"), server.recreated);
+    assertEquals(3, counters.get("lease.recover-retries"));
+    assertEquals(List.of(), server.failed);
   }
 
   @Test
