@@ -152,7 +152,7 @@ class DirLeaseServerTest {
     Reserved b = r.reserved().get(1);
     SetattrReq closedA = new SetattrReq(a.handle(), SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, 5, 0, 42L);
     CreateBatchResp first = batch(r.lease(), List.of(
-        new BatchCreate("a", FileType.REGULAR, a.handle(), 0640, 7, 8, closedA, 0, 5)), false, 2, new byte[] {1, 2, 3, 4, 5});
+        new BatchCreate("a", false, a.handle(), 0640, 7, 8, closedA, 0, 5)), false, 2, new byte[] {1, 2, 3, 4, 5});
     assertFalse(first.recalled());
     assertEquals(2, first.reserved().size(), "more files on top");
     Attr fa = first.results().get(0).attr();
@@ -166,8 +166,8 @@ class DirLeaseServerTest {
     assertEquals(r.ctimeNs(), first.results().get(0).parentWasNs(), "nothing came between the grant and the create");
     Reserved c = first.reserved().get(0);
     CreateBatchResp last = batch(r.lease(), List.of(
-        new BatchCreate("b", FileType.REGULAR, b.handle(), 0600, 7, 8, null, 0, 0),
-        new BatchCreate("c", FileType.REGULAR, c.handle(), 0600, 7, 8,
+        new BatchCreate("b", false, b.handle(), 0600, 7, 8, null, 0, 0),
+        new BatchCreate("c", false, c.handle(), 0600, 7, 8,
             new SetattrReq(c.handle(), SetattrReq.SIZE_GROW, 0, 0, 0, 103, 0, 0), 100, 3)), true, 0, new byte[] {9, 8, 7});
     assertEquals(fa.ctimeNs(), last.results().get(0).parentWasNs());
     assertEquals(List.of(), last.reserved(), "none once ended");
@@ -199,7 +199,7 @@ class DirLeaseServerTest {
     DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
     Reserved s = r.reserved().get(0);
     CreateBatchResp made = batch(r.lease(), List.of(
-        new BatchCreate("sub", FileType.DIRECTORY, s.handle(), 0750, 7, 8, null, 0, 0),
+        new BatchCreate("sub", true, s.handle(), 0750, 7, 8, null, 0, 0),
         create("f", r.reserved().get(1))), true, 0);
     Attr sub = made.results().get(0).attr();
     assertEquals(s.handle(), sub.handle());
@@ -329,7 +329,7 @@ class DirLeaseServerTest {
     assertEquals(f.handle(), once.results().get(0).attr().handle());
     assertEquals(Errno.EINVAL.code(), once.results().get(1).errno(), "used in the same batch");
     CreateBatchResp again = batch(r.lease(), List.of(create("c", f),
-        new BatchCreate("d", FileType.REGULAR, Handle.of(0, 999_999), 0644, 0, 0, null, 0, 0)), true, 0);
+        new BatchCreate("d", false, Handle.of(0, 999_999), 0644, 0, 0, null, 0, 0)), true, 0);
     assertEquals(Errno.EINVAL.code(), again.results().get(0).errno(), "used in an earlier batch");
     assertEquals(Errno.EINVAL.code(), again.results().get(1).errno(), "never reserved");
     assertEquals(List.of("a"), call(other, new ReaddirReq(d, null, 100, false)).entries().stream()
@@ -353,7 +353,7 @@ class DirLeaseServerTest {
   // ---- helpers --------------------------------------------------------------------------------
 
   private static BatchCreate create(String name, Reserved f) {
-    return new BatchCreate(name, FileType.REGULAR, f.handle(), 0644, 0, 0, null, 0, 0);
+    return new BatchCreate(name, false, f.handle(), 0644, 0, 0, null, 0, 0);
   }
 
   private CreateBatchResp batch(long lease, List<BatchCreate> creates, boolean end, int more) throws Exception {

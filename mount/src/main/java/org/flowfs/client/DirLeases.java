@@ -475,7 +475,7 @@ final class DirLeases implements AutoCloseable {
     CompositeByteBuf heads = Unpooled.compositeBuffer(Math.max(1, go.size()));
     for (Pending p : go) {
       int length = p.head == null ? 0 : p.head.readableBytes();
-      creates.add(new BatchCreate(p.name, p.type, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, length));
+      creates.add(new BatchCreate(p.name, p.type == FileType.DIRECTORY, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, length));
       if (p.head != null) {
         heads.addComponent(true, p.head.retain()); // kept until answered: a lost batch is made again
       }

@@ -496,20 +496,17 @@ public sealed interface MetaOp extends Message {
 
   /**
    * One object of a batch: a regular file made as {@link CreateReq} makes one (mode, owner), with
-   * the reserved {@code handle} and its layout, or a directory ({@code type}), which takes the
-   * handle only. {@code record}, when not null, is the change a file's writer's close recorded (a
-   * {@link SetattrReq} of {@code handle}), applied with its head bytes ({@code headLength} at
+   * the reserved {@code handle} and its layout, or a directory ({@code directory}), which takes
+   * the handle only. {@code record}, when not null, is the change a file's writer's close recorded
+   * (a {@link SetattrReq} of {@code handle}), applied with its head bytes ({@code headLength} at
    * {@code headOffset}) in the same mutation, as {@link HeadFlushReq} does; null: the file is
-   * still open, only created. A directory has neither.
+   * still open, only created. A directory has neither (the server refuses one that has).
    */
-  record BatchCreate(String name, FileType type, Handle handle, int mode, int uid, int gid, SetattrReq record,
+  record BatchCreate(String name, boolean directory, Handle handle, int mode, int uid, int gid, SetattrReq record,
       long headOffset, int headLength) {
     public BatchCreate {
       Names.checkNew(name);
       Objects.requireNonNull(handle, "handle");
-      if (type != FileType.REGULAR && type != FileType.DIRECTORY) {
-        throw new IllegalArgumentException("a batch makes regular files and directories, not " + type);
-      }
       if ((mode & ~07777) != 0 || headOffset < 0 || headLength < 0
           || headOffset + headLength > org.flowfs.common.Layout.MAX_HEAD) {
         throw new IllegalArgumentException("mode or head");
@@ -517,9 +514,11 @@ public sealed interface MetaOp extends Message {
       if (record != null && !record.handle().equals(handle)) {
         throw new IllegalArgumentException("a record of another handle");
       }
-      if (type == FileType.DIRECTORY && (record != null || headLength != 0)) {
-        throw new IllegalArgumentException("a directory with a record or head bytes");
-      }
+    }
+
+    /** What it makes: a directory or a regular file. */
+    public FileType type() {
+      return directory ? FileType.DIRECTORY : FileType.REGULAR;
     }
   }
 
