@@ -10,7 +10,6 @@ import java.util.concurrent.Executor;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Counters;
 import org.flowfs.common.Errno;
-import org.flowfs.common.FileType;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
@@ -219,9 +218,8 @@ final class DirLeaseOps {
       Layout layout = leases.claim(l, c.handle());
       claimed.add(layout);
       if (layout != null) {
-        boolean isDir = c.type() == FileType.DIRECTORY;
         entries.add(new MetadataStore.BatchEntry(c.name(), c.handle(),
-            new MetadataStore.NewObject(c.type(), c.mode(), c.uid(), c.gid(), 0, isDir ? null : layout, null),
+            new MetadataStore.NewObject(c.type(), c.mode(), c.uid(), c.gid(), 0, c.directory() ? null : layout, null),
             c.headOffset(), head, c.record() == null ? null : MetaServer.change(c.record())));
       }
     }
@@ -235,7 +233,7 @@ final class DirLeaseOps {
       for (int i = 0; i < creates.size(); i++) {
         Layout layout = claimed.get(i);
         MetadataStore.Created c = layout == null || all != null ? null : created.get(next++);
-        boolean isDir = creates.get(i).type() == FileType.DIRECTORY;
+        boolean isDir = creates.get(i).directory();
         if (layout != null && isDir) {
           layouts.giveBack(layout); // a directory takes the handle only: nobody wrote into these
         }

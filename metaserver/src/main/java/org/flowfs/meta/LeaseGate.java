@@ -187,21 +187,17 @@ final class LeaseGate {
       return List.of();
     }
     if (op instanceof RemoveReq r && r.directory()) {
-      return withDirs(op.named(), r.parent(), r.name(), null, null);
+      List<Handle> out = new ArrayList<>(op.named());
+      addDir(out, r.parent(), r.name());
+      return out;
     }
     if (op instanceof RenameReq r) {
-      return withDirs(op.named(), r.srcParent(), r.srcName(), r.dstParent(), r.dstName());
+      List<Handle> out = new ArrayList<>(op.named());
+      addDir(out, r.srcParent(), r.srcName());
+      addDir(out, r.dstParent(), r.dstName());
+      return out;
     }
     return op.named();
-  }
-
-  private List<Handle> withDirs(List<Handle> named, Handle p1, String n1, Handle p2, String n2) {
-    List<Handle> out = new ArrayList<>(named);
-    addDir(out, p1, n1);
-    if (p2 != null) {
-      addDir(out, p2, n2);
-    }
-    return out;
   }
 
   /** Adds the directory {@code name} in {@code parent} names, if it is one. */

@@ -451,7 +451,7 @@ public final class FileSystemClient implements AutoCloseable {
    * again, which ends the lease first.
    */
   private void putListed(Attr a) {
-    if (a.isDir() && !leases.idle() && leases.holds(a.handle())) {
+    if (a.isDir() && leases.holds(a.handle())) {
       counters.increment("lease.attrs-kept");
       return;
     }
