@@ -39,8 +39,11 @@ import org.slf4j.LoggerFactory;
  * when the holder ends its lease; when it expires, or a create of one fails, they are removed
  * ({@link DatafileReaper}), because a holder may have written bytes into them already.
  *
- * <p>Counts {@code lease.granted}, {@code lease.refused}, {@code batch.creates} and {@code
- * batch.failed}. Thread safe; handlers run on the event loop and never block.
+ * <p>A batch may ask for a lease on a directory it makes ({@link BatchCreate#leaseFiles()}): the
+ * holder about to create in it saves the round trip of a {@link DirLeaseReq} after the batch.
+ *
+ * <p>Counts {@code lease.granted}, {@code lease.granted-in-batch}, {@code lease.refused}, {@code
+ * batch.creates} and {@code batch.failed}. Thread safe; handlers run on the event loop and never block.
  */
 final class DirLeaseOps {
   private static final Logger LOG = LoggerFactory.getLogger(DirLeaseOps.class);
@@ -106,6 +109,14 @@ final class DirLeaseOps {
     CompletableFuture<Void> quiet = gate.quiet(q.dir());
     CompletableFuture<Reservations> reserved = quiet.isDone() ? reserve(q.dir(), q.files())
         : quiet.thenComposeAsync(v -> reserve(q.dir(), q.files()), loop);
+    return answer(l, reserved);
+  }
+
+  /**
+   * The answer to a grant of registered lease {@code l} once its files are {@code reserved}: the
+   * lease, or REFUSED when it expired meanwhile; a reservation that failed ends it and fails.
+   */
+  private CompletableFuture<DirLeaseResp> answer(Lease l, CompletableFuture<Reservations> reserved) {
     return reserved.handle((r, err) -> {
       if (err == null && leases.reserve(l, r.files())) {
         counters.increment("lease.granted");
@@ -113,12 +124,38 @@ final class DirLeaseOps {
       }
       leases.end(l); // its waiting requests run
       if (err != null) {
-        throw new FsException(Errno.from(err), "cannot reserve files for a lease on " + q.dir() + ": "
+        throw new FsException(Errno.from(err), "cannot reserve files for a lease on " + l.dir() + ": "
             + Errno.unwrap(err).getMessage());
       }
       r.files().forEach(f -> layouts.giveBack(f.layout())); // expired meanwhile: nobody saw them
       counters.increment("lease.refused");
       return REFUSED;
+    });
+  }
+
+  /**
+   * A lease on directory {@code dir}, just made by a batch of lease {@code parent}, for the
+   * batch's answer ({@link BatchCreate#leaseFiles()}); null when it cannot be had: the parent's
+   * lease is recalled (another client waits there and may look in the new directory next), or
+   * the reservation failed. Registered at once, before the parent's batch is answered: no other
+   * client knows the directory before that (its name is in the leased parent), so no change of
+   * theirs can be in flight on it, and none can come before the lease.
+   */
+  private CompletableFuture<DirLeaseResp> grantMade(Lease parent, Handle dir, int files) {
+    Lease l = leases.recalled(parent) ? null : leases.grant(dir);
+    if (l == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return answer(l, reserve(dir, files)).handle((r, err) -> {
+      if (err != null) {
+        LOG.info("no lease with the batch on new directory {}: {}", dir, Errno.unwrap(err).getMessage());
+        return null;
+      }
+      if (r.lease() == 0) {
+        return null;
+      }
+      counters.increment("lease.granted-in-batch");
+      return r;
     });
   }
 
@@ -175,7 +212,7 @@ final class DirLeaseOps {
     Lease l = leases.enterBatch(q.dir(), q.lease());
     if (l == null) {
       counters.add("batch.failed", creates.size());
-      BatchResult stale = new BatchResult(null, 0, Errno.ESTALE.code());
+      BatchResult stale = new BatchResult(null, 0, Errno.ESTALE.code(), null);
       return CompletableFuture.completedFuture(new CreateBatchResp(Collections.nCopies(creates.size(), stale), true, List.of()));
     }
     CompletableFuture<List<BatchResult>> applied;
@@ -215,7 +252,9 @@ final class DirLeaseOps {
     for (BatchCreate c : creates) {
       byte[] head = Arrays.copyOfRange(heads, at, at + c.headLength());
       at += c.headLength();
-      Layout layout = leases.claim(l, c.handle());
+      boolean badLease = c.leaseFiles() < 0 || c.leaseFiles() > MetaOp.MAX_LEASE_FILES
+          || (c.leaseFiles() > 0 && !c.directory());
+      Layout layout = badLease ? null : leases.claim(l, c.handle()); // not claimed: EINVAL
       claimed.add(layout);
       if (layout != null) {
         entries.add(new MetadataStore.BatchEntry(c.name(), c.handle(),
@@ -226,6 +265,7 @@ final class DirLeaseOps {
     CompletableFuture<List<MetadataStore.Created>> made = entries.isEmpty()
         ? CompletableFuture.completedFuture(List.of())
         : store.createBatch(dir, entries, MetaServer.now());
+    List<CompletableFuture<DirLeaseResp>> grants = new ArrayList<>(Collections.nCopies(creates.size(), null));
     return made.handle((created, err) -> {
       Errno all = err == null ? null : Errno.from(err); // the mutation failed whole: nothing made
       List<BatchResult> out = new ArrayList<>(creates.size());
@@ -238,19 +278,42 @@ final class DirLeaseOps {
           layouts.giveBack(layout); // a directory takes the handle only: nobody wrote into these
         }
         if (c != null && c.entry() != null) {
-          out.add(new BatchResult(c.entry().attr(), c.entry().parentWasNs(), 0));
+          out.add(new BatchResult(c.entry().attr(), c.entry().parentWasNs(), 0, null));
+          if (isDir && creates.get(i).leaseFiles() > 0) {
+            grants.set(i, grantMade(l, creates.get(i).handle(), creates.get(i).leaseFiles()));
+          }
           continue;
         }
         if (layout != null && !isDir) {
           reaper.reap(creates.get(i).handle(), layout.datafiles());
         }
         Errno e = layout == null ? Errno.EINVAL : c != null ? c.errno() : all;
-        out.add(new BatchResult(null, 0, e.code()));
+        out.add(new BatchResult(null, 0, e.code(), null));
       }
       long ok = out.stream().filter(r -> r.attr() != null).count();
       counters.add("batch.creates", ok);
       counters.add("batch.failed", out.size() - ok);
       return out;
+    }).thenCompose(out -> withLeases(out, grants));
+  }
+
+  /** {@code out} with the leases granted on the directories it made, once every grant is answered. */
+  private static CompletableFuture<List<BatchResult>> withLeases(List<BatchResult> out,
+      List<CompletableFuture<DirLeaseResp>> grants) {
+    List<CompletableFuture<DirLeaseResp>> asked = grants.stream().filter(g -> g != null).toList();
+    if (asked.isEmpty()) {
+      return CompletableFuture.completedFuture(out);
+    }
+    return CompletableFuture.allOf(asked.toArray(CompletableFuture[]::new)).thenApply(v -> {
+      List<BatchResult> with = new ArrayList<>(out);
+      for (int i = 0; i < with.size(); i++) {
+        DirLeaseResp lease = grants.get(i) == null ? null : grants.get(i).join();
+        if (lease != null) {
+          BatchResult b = with.get(i);
+          with.set(i, new BatchResult(b.attr(), b.parentWasNs(), b.errno(), lease));
+        }
+      }
+      return with;
     });
   }
 

@@ -152,7 +152,7 @@ class DirLeaseServerTest {
     Reserved b = r.reserved().get(1);
     SetattrReq closedA = new SetattrReq(a.handle(), SetattrReq.SIZE_GROW | SetattrReq.MTIME, 0, 0, 0, 5, 0, 42L);
     CreateBatchResp first = batch(r.lease(), List.of(
-        new BatchCreate("a", false, a.handle(), 0640, 7, 8, closedA, 0, 5)), false, 2, new byte[] {1, 2, 3, 4, 5});
+        new BatchCreate("a", false, 0, a.handle(), 0640, 7, 8, closedA, 0, 5)), false, 2, new byte[] {1, 2, 3, 4, 5});
     assertFalse(first.recalled());
     assertEquals(2, first.reserved().size(), "more files on top");
     Attr fa = first.results().get(0).attr();
@@ -166,8 +166,8 @@ class DirLeaseServerTest {
     assertEquals(r.ctimeNs(), first.results().get(0).parentWasNs(), "nothing came between the grant and the create");
     Reserved c = first.reserved().get(0);
     CreateBatchResp last = batch(r.lease(), List.of(
-        new BatchCreate("b", false, b.handle(), 0600, 7, 8, null, 0, 0),
-        new BatchCreate("c", false, c.handle(), 0600, 7, 8,
+        new BatchCreate("b", false, 0, b.handle(), 0600, 7, 8, null, 0, 0),
+        new BatchCreate("c", false, 0, c.handle(), 0600, 7, 8,
             new SetattrReq(c.handle(), SetattrReq.SIZE_GROW, 0, 0, 0, 103, 0, 0), 100, 3)), true, 0, new byte[] {9, 8, 7});
     assertEquals(fa.ctimeNs(), last.results().get(0).parentWasNs());
     assertEquals(List.of(), last.reserved(), "none once ended");
@@ -199,7 +199,7 @@ class DirLeaseServerTest {
     DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
     Reserved s = r.reserved().get(0);
     CreateBatchResp made = batch(r.lease(), List.of(
-        new BatchCreate("sub", true, s.handle(), 0750, 7, 8, null, 0, 0),
+        new BatchCreate("sub", true, 0, s.handle(), 0750, 7, 8, null, 0, 0),
         create("f", r.reserved().get(1))), true, 0);
     Attr sub = made.results().get(0).attr();
     assertEquals(s.handle(), sub.handle());
@@ -211,6 +211,50 @@ class DirLeaseServerTest {
     assertEquals(sub, call(other, new LookupReq(d, "sub")).attr());
     Attr inner = call(other, new CreateReq(sub.handle(), "inner", FileType.REGULAR, 0644, 0, 0, 0, null, 0)).attr();
     assertEquals(inner.handle(), call(holder, new LookupReq(sub.handle(), "inner")).attr().handle());
+  }
+
+  @Test
+  void batch_grantsALeaseOnADirectoryItMakes_whenAskedTo() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 4));
+    CreateBatchResp made = batch(r.lease(), List.of(
+        new BatchCreate("sub", true, 3, r.reserved().get(0).handle(), 0750, 7, 8, null, 0, 0),
+        new BatchCreate("plain", true, 0, r.reserved().get(1).handle(), 0750, 7, 8, null, 0, 0),
+        new BatchCreate("f", false, 3, r.reserved().get(2).handle(), 0644, 7, 8, null, 0, 0)), false, 0);
+    BatchResult sub = made.results().get(0);
+    DirLeaseResp l = sub.lease();
+    assertTrue(l != null && l.lease() != 0, "granted with the batch");
+    assertNotEquals(r.lease(), l.lease());
+    assertEquals(3, l.reserved().size());
+    assertEquals(sub.attr().ctimeNs(), l.ctimeNs(), "nothing changed it since it was made");
+    assertNull(made.results().get(1).lease(), "not asked for");
+    assertEquals(Errno.EINVAL.code(), made.results().get(2).errno(), "a lease on a regular file");
+    Handle s = sub.attr().handle();
+    // the new lease works as one granted by its own request: files made under it, another client waits
+    CreateBatchResp inner = batchIn(s, l.lease(), List.of(create("inner", l.reserved().get(0))), false, 0, new byte[0]);
+    assertEquals(0, inner.results().get(0).errno());
+    assertEquals(0, call(other, new DirLeaseReq(s, 1)).lease(), "held by the holder");
+    CompletableFuture<ReaddirResp> listing = other.call(new ReaddirReq(s, null, 100, false));
+    Thread.sleep(PARKED_MS);
+    assertFalse(listing.isDone(), "parked while the new directory's lease lives");
+    batchIn(s, l.lease(), List.of(), true, 0, new byte[0]);
+    assertEquals(List.of("inner"), listing.get(5, TimeUnit.SECONDS).entries().stream().map(e -> e.name()).toList());
+    assertEquals(1, meta.server().counters().get("lease.granted-in-batch"));
+  }
+
+  @Test
+  void batch_ofARecalledLease_grantsNoLeaseOnTheDirectoriesItMakes() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
+    CompletableFuture<EntryResp> waiting = other.call(new LookupReq(d, "sub"));
+    for (int i = 0; i < 500 && meta.server().counters().get("lease.parked") == 0; i++) {
+      Thread.sleep(10);
+    }
+    assertTrue(batch(r.lease(), List.of(), false, 0).recalled());
+    CreateBatchResp made = batch(r.lease(), List.of(
+        new BatchCreate("sub", true, 3, r.reserved().get(0).handle(), 0750, 7, 8, null, 0, 0)), true, 0);
+    assertEquals(0, made.results().get(0).errno());
+    assertNull(made.results().get(0).lease(), "another client waits in the parent and may look inside next");
+    Handle sub = waiting.get(5, TimeUnit.SECONDS).attr().handle();
+    assertEquals(0, call(other, new ReaddirReq(sub, null, 100, false)).entries().size(), "answered: no lease there");
   }
 
   @Test
@@ -329,7 +373,7 @@ class DirLeaseServerTest {
     assertEquals(f.handle(), once.results().get(0).attr().handle());
     assertEquals(Errno.EINVAL.code(), once.results().get(1).errno(), "used in the same batch");
     CreateBatchResp again = batch(r.lease(), List.of(create("c", f),
-        new BatchCreate("d", false, Handle.of(0, 999_999), 0644, 0, 0, null, 0, 0)), true, 0);
+        new BatchCreate("d", false, 0, Handle.of(0, 999_999), 0644, 0, 0, null, 0, 0)), true, 0);
     assertEquals(Errno.EINVAL.code(), again.results().get(0).errno(), "used in an earlier batch");
     assertEquals(Errno.EINVAL.code(), again.results().get(1).errno(), "never reserved");
     assertEquals(List.of("a"), call(other, new ReaddirReq(d, null, 100, false)).entries().stream()
@@ -353,7 +397,7 @@ class DirLeaseServerTest {
   // ---- helpers --------------------------------------------------------------------------------
 
   private static BatchCreate create(String name, Reserved f) {
-    return new BatchCreate(name, false, f.handle(), 0644, 0, 0, null, 0, 0);
+    return new BatchCreate(name, false, 0, f.handle(), 0644, 0, 0, null, 0, 0);
   }
 
   private CreateBatchResp batch(long lease, List<BatchCreate> creates, boolean end, int more) throws Exception {

@@ -121,7 +121,11 @@ final class DirLeases implements AutoCloseable {
     final CompletableFuture<Void> done = new CompletableFuture<>();
     /** No open of it is left on this client (a lost batch may make it again then). */
     final CompletableFuture<Void> released = new CompletableFuture<>();
+    /** A directory's lease granted with its batch ({@link #leaseFiles}), set before {@link #done} completes. */
+    volatile DirLeaseResp grant;
     // guarded by lease
+    /** A directory this client wants to create in: its batch asks for a lease on it with these files. */
+    int leaseFiles;
     boolean closed;
     boolean sent;
     SetattrReq record;
@@ -238,8 +242,25 @@ final class DirLeases implements AutoCloseable {
     }
     counters.increment("lease.asked");
     Pending made = byFile.get(dir); // a directory made here: the server knows it once its batch is answered
-    CompletableFuture<Void> known = made == null ? CompletableFuture.completedFuture(null) : send(made);
-    known.thenCompose(v -> host.send(new DirLeaseReq(dir, files))).whenCompleteAsync((r, err) -> {
+    CompletableFuture<DirLeaseResp> grant;
+    if (made == null) {
+      grant = host.send(new DirLeaseReq(dir, files));
+    } else {
+      synchronized (made.lease) {
+        if (!made.sent) {
+          made.leaseFiles = files; // its batch, sent now, asks for the lease: one round trip, not two
+        }
+      }
+      grant = send(made).thenCompose(v -> {
+        DirLeaseResp inBatch = made.grant;
+        if (inBatch != null) {
+          counters.increment("lease.granted-in-batch");
+          return CompletableFuture.completedFuture(inBatch);
+        }
+        return host.send(new DirLeaseReq(dir, files)); // sent before, refused with it, or made again
+      });
+    }
+    grant.whenCompleteAsync((r, err) -> {
       try {
         granted(dir, r, err);
       } finally {
@@ -297,7 +318,8 @@ final class DirLeases implements AutoCloseable {
    * {@link #create}, or with {@code type} DIRECTORY makes a directory the same way: it takes a
    * reserved handle (its datafiles go back to the server's pools) and goes with the next batch,
    * closed from the start (nothing is written into a directory). Until that batch is answered, a
-   * request naming it sends the batch first ({@link #settle}), a lease on it too ({@link #want}).
+   * request naming it sends the batch first ({@link #settle}); a lease on it ({@link #want}) is
+   * asked for with that batch, when it has not left yet, and granted in its answer.
    */
   Attr make(FileType type, Handle dir, String name, int mode, int uid, int gid, long nowNs, BooleanSupplier admit) {
     if (files == 0) {
@@ -475,7 +497,8 @@ final class DirLeases implements AutoCloseable {
     CompositeByteBuf heads = Unpooled.compositeBuffer(Math.max(1, go.size()));
     for (Pending p : go) {
       int length = p.head == null ? 0 : p.head.readableBytes();
-      creates.add(new BatchCreate(p.name, p.type == FileType.DIRECTORY, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, length));
+      creates.add(new BatchCreate(p.name, p.type == FileType.DIRECTORY, p.leaseFiles, p.handle, p.mode, p.uid, p.gid,
+          p.record, p.headOffset, length));
       if (p.head != null) {
         heads.addComponent(true, p.head.retain()); // kept until answered: a lost batch is made again
       }
@@ -567,6 +590,7 @@ final class DirLeases implements AutoCloseable {
       releaseHead(p);
       byFile.remove(p.handle, p);
       host.created(l.dir, p.name, b.attr(), b.parentWasNs(), askedNanos);
+      p.grant = b.lease();
       p.done.complete(null);
     } else {
       fail(p, new FsException(Errno.ofCode(b.errno()), "create of " + p.name + " in a batch"));

@@ -63,6 +63,8 @@ class DirLeasesTest {
     volatile boolean refuse;
     volatile int asks;
     final List<Handle> askedFor = new ArrayList<>();
+    /** Grants the leases a batch asks for on the directories it makes (as the server does unless recalled). */
+    volatile boolean grantInBatch = true;
     /** Answers every create ESTALE (the server restarted and forgot the lease). */
     volatile boolean stale;
     final List<String> created = new ArrayList<>();
@@ -96,9 +98,11 @@ class DirLeasesTest {
       List<BatchResult> results = new ArrayList<>();
       for (BatchCreate c : q.creates()) {
         int errno = stale ? Errno.ESTALE.code() : failErrno;
-        results.add(errno != 0 ? new BatchResult(null, 0, errno)
+        DirLeaseResp lease = c.leaseFiles() > 0 && grantInBatch
+            ? new DirLeaseResp(78, CTIME, 3_000_000_000L, reserve(c.leaseFiles())) : null;
+        results.add(errno != 0 ? new BatchResult(null, 0, errno, null)
             : new BatchResult(new Attr(c.handle(), c.type(), c.mode(), c.uid(), c.gid(), 1,
-                c.record() == null ? 0 : c.record().size(), 1, 1, 1, 0, null), CTIME, 0));
+                c.record() == null ? 0 : c.record().size(), 1, 1, 1, 0, null), CTIME, 0, lease));
       }
       CreateBatchResp resp = new CreateBatchResp(results, recall, q.end() ? List.of() : reserve(q.more()));
       batches.add(q);
@@ -318,21 +322,58 @@ class DirLeasesTest {
   }
 
   @Test
-  void aLeaseOnADirectoryMadeHere_isAskedForOnceItsBatchIsAnswered() throws Exception {
+  void aLeaseOnADirectoryMadeHere_comesWithTheBatchThatMakesIt() throws Exception {
+    Attr d = madeAndWanted(() -> {
+      assertEquals(List.of(DIR), server.askedFor);
+      server.answerAtOnce = true;
+    });
+    assertEquals(8, server.batches.stream().findFirst().orElseThrow().creates().get(0).leaseFiles(),
+        "its batch asked for the lease on it");
+    assertEquals(List.of(DIR), server.askedFor, "no lease request of its own");
+    assertEquals(1, counters.get("lease.granted-in-batch"));
+    Attr other = mkdir(DIR, "other"); // nobody wants to create in it: its batch asks for nothing
+    leases.settle(other.handle());
+    assertEquals(List.of(0), server.batches.stream().flatMap(q -> q.creates().stream())
+        .filter(c -> c.name().equals("other")).map(BatchCreate::leaseFiles).toList());
+  }
+
+  @Test
+  void aLeaseOnADirectoryMadeHere_notGrantedWithItsBatch_isAskedForOnceItsBatchIsAnswered() throws Exception {
+    server.grantInBatch = false;
+    Attr d = madeAndWanted(() -> {
+      Thread.sleep(50);
+      assertEquals(List.of(DIR), server.askedFor, "the server does not know it before the answer");
+    });
+    assertEquals(List.of(DIR, d.handle()), server.askedFor);
+  }
+
+  /**
+   * Makes directory "sub" under a lease on DIR and wants a lease on it: its batch goes at once
+   * and stays unanswered while {@code beforeAnswer} runs; then a file is made in it under its own
+   * lease. Returns the directory; the batch stays in {@code server.batches}.
+   */
+  private Attr madeAndWanted(Step beforeAnswer) throws Exception {
     granted();
     server.answerAtOnce = false;
     Attr d = mkdir(DIR, "sub");
     leases.want(d.handle());
-    CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
+    CreateBatchReq b = server.batches.peek();
+    for (int i = 0; i < 500 && b == null; i++) {
+      Thread.sleep(10);
+      b = server.batches.peek();
+    }
     assertNotNull(b, "the batch that makes it goes at once");
     assertEquals(List.of("sub"), b.creates().stream().map(BatchCreate::name).toList());
-    Thread.sleep(50);
-    assertEquals(List.of(DIR), server.askedFor, "the server does not know it before the answer");
+    beforeAnswer.run();
     server.answerAll();
     Attr inner = leases.create(d.handle(), "inner", 0644, 1, 2, 1, () -> true);
     assertNotNull(inner, "made under the new directory's lease");
-    assertEquals(List.of(DIR, d.handle()), server.askedFor);
     assertTrue(leases.holds(d.handle()));
+    return d;
+  }
+
+  interface Step {
+    void run() throws Exception;
   }
 
   @Test

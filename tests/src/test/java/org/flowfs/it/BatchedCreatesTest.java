@@ -156,7 +156,11 @@ class BatchedCreatesTest {
     Sh.ok(local, "mkdir -p src && cd src && for d in a b c d; do mkdir -p $d/deep/er; for i in $(seq 60); do"
         + " head -c $((i * 97 % 9000)) /dev/urandom > $d/f$i; done; echo x > $d/deep/er/leaf; ln -s f1 $d/link;"
         + " chmod 640 $d/f2; done && tar -cf ../tree.tar .");
+    long inBatch = fs.counter("lease.granted-in-batch");
     Sh.ok(m, "mkdir t && tar -xf " + local.resolve("tree.tar") + " -C t");
+    // tar makes a directory, then at once the first entry in it: the lease on the new directory
+    // comes with the batch that makes it
+    assertTrue(fs.counter("lease.granted-in-batch") > inBatch, "no lease granted with a batch");
     Sh.ok(m, "diff -r " + src + " t");
     assertEquals(Sh.ok(local, "cd src && find . -printf '%p %m %s %l\\n' | LC_ALL=C sort"),
         Sh.ok(m, "cd t && find . -printf '%p %m %s %l\\n' | LC_ALL=C sort"));

@@ -501,9 +501,13 @@ public sealed interface MetaOp extends Message {
    * (a {@link SetattrReq} of {@code handle}), applied with its head bytes ({@code headLength} at
    * {@code headOffset}) in the same mutation, as {@link HeadFlushReq} does; null: the file is
    * still open, only created. A directory has neither (the server refuses one that has).
+   * {@code leaseFiles} &gt; 0 (a directory only, at most {@link #MAX_LEASE_FILES}): the holder
+   * wants a lease on the new directory too, with that many files reserved, granted in the answer
+   * ({@link BatchResult#lease()}) rather than by a {@link DirLeaseReq} of its own after it; 0: none.
+   * The server refuses other values with EINVAL for the entry.
    */
-  record BatchCreate(String name, boolean directory, Handle handle, int mode, int uid, int gid, SetattrReq record,
-      long headOffset, int headLength) {
+  record BatchCreate(String name, boolean directory, int leaseFiles, Handle handle, int mode, int uid, int gid,
+      SetattrReq record, long headOffset, int headLength) {
     public BatchCreate {
       Names.checkNew(name);
       Objects.requireNonNull(handle, "handle");
@@ -531,9 +535,11 @@ public sealed interface MetaOp extends Message {
 
   /**
    * One create's outcome: the object's attributes and the directory's ctime before it (as {@link
-   * EntryResp}), or the errno ({@code attr} null) when it failed and changed nothing.
+   * EntryResp}), or the errno ({@code attr} null) when it failed and changed nothing; for a
+   * directory made with {@link BatchCreate#leaseFiles()}, the lease on it ({@code lease}: null
+   * when none was asked for or could be granted, as when the batch's own lease is recalled).
    */
-  record BatchResult(Attr attr, long parentWasNs, int errno) {}
+  record BatchResult(Attr attr, long parentWasNs, int errno, DirLeaseResp lease) {}
 
   // ---- fsck (flowfs fsck): read-only unless repairing ------------------------------------------
 
