@@ -24,6 +24,7 @@ import org.flowfs.common.wire.MetaOp.CreateBatchResp;
 import org.flowfs.common.wire.MetaOp.DirLeaseReq;
 import org.flowfs.common.wire.MetaOp.DirLeaseResp;
 import org.flowfs.common.wire.MetaOp.Reserved;
+import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.meta.DirLeases.Lease;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,15 +40,21 @@ import org.slf4j.LoggerFactory;
  * when the holder ends its lease; when it expires, or a create of one fails, they are removed
  * ({@link DatafileReaper}), because a holder may have written bytes into them already.
  *
+ * <p>A batch may carry the changes its holder made to the leased directory's own mode, owner and
+ * times ({@link CreateBatchReq#dirRecord()}), applied after its creates.
+ *
  * <p>A batch may ask for a lease on a directory it makes ({@link BatchCreate#leaseFiles()}): the
  * holder about to create in it saves the round trip of a {@link DirLeaseReq} after the batch.
  *
  * <p>Counts {@code lease.granted}, {@code lease.granted-in-batch}, {@code lease.refused}, {@code
- * batch.creates} and {@code batch.failed}. Thread safe; handlers run on the event loop and never block.
+ * batch.creates}, {@code batch.dir-records} and {@code batch.failed}. Thread safe; handlers run on the event loop and never block.
  */
 final class DirLeaseOps {
   private static final Logger LOG = LoggerFactory.getLogger(DirLeaseOps.class);
   private static final DirLeaseResp REFUSED = new DirLeaseResp(0, 0, 0, List.of());
+  /** What a batch's record may change of its directory: mode, owner, times (set-ID bits per the store's rules). */
+  private static final int DIR_RECORD_BITS = SetattrReq.MODE | SetattrReq.UID | SetattrReq.GID | SetattrReq.ATIME
+      | SetattrReq.MTIME | SetattrReq.KILL_SUID;
 
   private final MetadataStore store;
   private final FileLayouts layouts;
@@ -196,8 +203,10 @@ final class DirLeaseOps {
   /**
    * Applies a batch of the lease it names, in one mutation, then ends the lease ({@code end}) or
    * reserves {@code more} files (unless recalled; a lease holds at most {@link
-   * MetaOp#MAX_LEASE_FILES} unused). A lease not known: every entry ESTALE. Heads that do not add
-   * up to the payload: EINVAL for the whole request, nothing done.
+   * MetaOp#MAX_LEASE_FILES} unused). A lease not known: every entry ESTALE, or the whole request
+   * when it carries a record of the directory. Heads that do not add up to the payload, or a
+   * record that is not one of the directory's mode, owner and times: EINVAL for the whole
+   * request, nothing done.
    */
   private CompletableFuture<CreateBatchResp> batch(CreateBatchReq q) {
     byte[] heads = MetaServer.takeBytes(q);
@@ -209,7 +218,16 @@ final class DirLeaseOps {
     if (total != heads.length) {
       throw new FsException(Errno.EINVAL, "batch heads of " + total + " bytes, " + heads.length + " sent");
     }
+    SetattrReq record = q.dirRecord();
+    if (record != null && (!record.handle().equals(q.dir()) || (record.mask() & ~DIR_RECORD_BITS) != 0)) {
+      throw new FsException(Errno.EINVAL, "a batch's record of " + record.handle() + " with bits " + record.mask()
+          + " for directory " + q.dir());
+    }
     Lease l = leases.enterBatch(q.dir(), q.lease());
+    if (l == null && record != null) {
+      counters.add("batch.failed", creates.size());
+      throw new FsException(Errno.ESTALE, "lease " + q.lease() + " on " + q.dir() + " is not known: nothing created or changed");
+    }
     if (l == null) {
       counters.add("batch.failed", creates.size());
       BatchResult stale = new BatchResult(null, 0, Errno.ESTALE.code(), null);
@@ -218,6 +236,13 @@ final class DirLeaseOps {
     CompletableFuture<List<BatchResult>> applied;
     try {
       applied = apply(l, q.dir(), creates, heads);
+      if (record != null) { // after the creates, which move the directory's times
+        applied = applied.thenCompose(results -> store.setattr(q.dir(), MetaServer.change(record), MetaServer.now())
+            .thenApply(a -> {
+              counters.increment("batch.dir-records");
+              return results;
+            }));
+      }
     } catch (RuntimeException e) {
       applied = CompletableFuture.failedFuture(e);
     }

@@ -242,6 +242,30 @@ class DirLeaseServerTest {
   }
 
   @Test
+  void batch_appliesTheDirectorysOwnChanges_afterItsCreates() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 1));
+    SetattrReq own = new SetattrReq(d, SetattrReq.MTIME | SetattrReq.MODE | SetattrReq.UID, 0700, 9, 0, 0, 0, 1234);
+    assertEquals(Errno.EINVAL, errno(holder, batchReq(r.lease(), new SetattrReq(Handle.ROOT, SetattrReq.MODE,
+        0700, 0, 0, 0, 0, 0))), "a record of another object");
+    assertEquals(Errno.EINVAL, errno(holder, batchReq(r.lease(), new SetattrReq(d, SetattrReq.SIZE, 0, 0, 0,
+        5, 0, 0))), "a size");
+    CreateBatchResp made = call(holder, new CreateBatchReq(d, r.lease(), List.of(create("f", r.reserved().get(0))), own,
+        false, 0, Unpooled.EMPTY_BUFFER));
+    assertEquals(0, made.results().get(0).errno());
+    Attr dir = meta.server().store().getattr(d);
+    assertEquals(List.of(1234L, 0700, 9), List.of(dir.mtimeNs(), dir.mode(), dir.uid()), "after the create, which moved the mtime");
+    assertEquals(1, meta.server().counters().get("batch.dir-records"));
+    batch(r.lease(), List.of(), true, 0);
+    assertEquals(Errno.ESTALE, errno(holder, batchReq(r.lease(), new SetattrReq(d, SetattrReq.MODE, 0711, 0, 0, 0, 0, 0))),
+        "a lease not known");
+    assertEquals(0700, meta.server().store().getattr(d).mode(), "nothing changed");
+  }
+
+  private CreateBatchReq batchReq(long lease, SetattrReq record) {
+    return new CreateBatchReq(d, lease, List.of(), record, false, 0, Unpooled.EMPTY_BUFFER);
+  }
+
+  @Test
   void batch_ofARecalledLease_grantsNoLeaseOnTheDirectoriesItMakes() throws Exception {
     DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
     CompletableFuture<EntryResp> waiting = other.call(new LookupReq(d, "sub"));
@@ -412,7 +436,7 @@ class DirLeaseServerTest {
   private CreateBatchResp batchIn(Handle in, long lease, List<BatchCreate> creates, boolean end, int more, byte[] heads)
       throws Exception {
     ByteBuf payload = Unpooled.wrappedBuffer(heads);
-    return call(holder, new CreateBatchReq(in, lease, creates, end, more, payload));
+    return call(holder, new CreateBatchReq(in, lease, creates, null, end, more, payload));
   }
 
   private List<Handle> reservedByServer() throws Exception {

@@ -103,6 +103,9 @@ final class DirLeases implements AutoCloseable {
      */
     Attr recreate(Handle dir, String name, FileType type, Handle reserved, int mode, int uid, int gid,
         SetattrReq record, long headOffset, ByteBuf head);
+
+    /** Applies {@code record}, a leased directory's own changes whose batch was lost, with a call of its own. */
+    void record(SetattrReq record);
   }
 
   /** A file or directory made under a lease whose batch was not answered yet. */
@@ -163,6 +166,8 @@ final class DirLeases implements AutoCloseable {
     boolean ending;
     boolean lingering;
     long lastCreateNanos = System.nanoTime();
+    /** Changes of the directory's own mode, owner and times made here, for the batch that empties {@link #waiting}. */
+    DeferredAttrs dirAttrs;
 
     Lease(Handle dir, long id, List<Reserved> reserved) {
       this.dir = dir;
@@ -336,12 +341,15 @@ final class DirLeases implements AutoCloseable {
         if (l.ending || l.recalled) {
           return null;
         }
-        if (!l.reserved.isEmpty()) {
+        if (l.dirAttrs == null && !l.reserved.isEmpty()) {
           return made(l, type, name, mode, uid, gid, nowNs, admit);
         }
         if (attempt > 2) {
-          counters.increment("lease.reserve-empty");
+          counters.increment(l.dirAttrs != null ? "lease.dir-attrs-first" : "lease.reserve-empty");
           return null;
+        }
+        if (l.dirAttrs != null) {
+          l.urgent = true; // the directory's own changes go before a create made after them
         }
         sendLocked(l); // more are reserved with a batch: wait for the one out now (then this one)
         topUp = l.answer;
@@ -375,6 +383,47 @@ final class DirLeases implements AutoCloseable {
     }
     return dir ? new Attr(r.handle(), type, mode, uid, gid, 2, Attr.DIR_SIZE, nowNs, nowNs, nowNs, 0, null)
         : new Attr(r.handle(), type, mode, uid, gid, 1, 0, nowNs, nowNs, nowNs, 0, r.layout());
+  }
+
+  /**
+   * A change of the mode, owner or times of directory {@code dir}, leased here: kept with the
+   * lease and sent with its next batch (or its end), rather than ending the lease for a call of
+   * its own ({@code tar -x} sets the times, owner and mode of every directory it made once it is
+   * done with it). Creates here that are not answered yet are sent first, and waited for: the
+   * server applies the change after them, and what this client shows of the directory must not
+   * move with their answers after it. Returns false when the change must be a call of its own:
+   * not leased here (or ending), other bits than MODE, UID, GID, ATIME, MTIME and KILL_SUID, or a
+   * set-ID mode (a set-group-ID directory is not leased).
+   */
+  boolean deferAttrs(Handle dir, int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
+    int allowed = SetattrReq.MODE | SetattrReq.UID | SetattrReq.GID | SetattrReq.ATIME | SetattrReq.MTIME
+        | SetattrReq.KILL_SUID;
+    Lease l = byDir.get(dir);
+    if (l == null || (mask & ~allowed) != 0
+        || ((mask & SetattrReq.MODE) != 0 && (mode & (Attr.S_ISUID | Attr.S_ISGID)) != 0)) {
+      return false;
+    }
+    for (int attempt = 0; ; attempt++) {
+      CompletableFuture<Void> out;
+      synchronized (l) {
+        if (l.over.isDone() || l.ending || l.recalled || attempt > 2) {
+          return false;
+        }
+        if (l.waiting.isEmpty() && !l.out) {
+          l.dirAttrs = (l.dirAttrs == null ? DeferredAttrs.NONE : l.dirAttrs).and(mask, mode, uid, gid, atimeNs, mtimeNs);
+          counters.increment("lease.dir-attrs");
+          return true;
+        }
+        l.urgent = true;
+        sendLocked(l);
+        out = l.answer;
+      }
+      try {
+        await(out, timeout);
+      } catch (FsException e) {
+        return false;
+      }
+    }
   }
 
   /**
@@ -490,9 +539,12 @@ final class DirLeases implements AutoCloseable {
     }
     boolean end = (l.recalled || l.ending) && l.waiting.isEmpty();
     int more = end || l.recalled ? 0 : Math.max(0, files - l.reserved.size());
-    if (go.isEmpty() && !end && more < Math.max(1, files / 2)) {
+    // the directory's own changes go after every create made before them
+    boolean withRecord = l.dirAttrs != null && l.waiting.isEmpty();
+    if (go.isEmpty() && !end && !withRecord && more < Math.max(1, files / 2)) {
       return;
     }
+    SetattrReq record = withRecord ? takeDirAttrs(l) : null;
     List<BatchCreate> creates = new ArrayList<>(go.size());
     CompositeByteBuf heads = Unpooled.compositeBuffer(Math.max(1, go.size()));
     for (Pending p : go) {
@@ -511,20 +563,29 @@ final class DirLeases implements AutoCloseable {
     counters.increment("lease.batches");
     CompletableFuture<CreateBatchResp> f;
     try {
-      f = host.send(new CreateBatchReq(l.dir, l.id, creates, end, more, heads));
+      f = host.send(new CreateBatchReq(l.dir, l.id, creates, record, end, more, heads));
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }
+    SetattrReq sentRecord = record;
     f.whenCompleteAsync((r, err) -> {
       try {
-        answered(l, go, end, r, err, askedNanos);
+        answered(l, go, sentRecord, end, r, err, askedNanos);
       } finally {
         answer.complete(null);
       }
     }, timer);
   }
 
-  private void answered(Lease l, List<Pending> go, boolean end, CreateBatchResp r, Throwable err, long askedNanos) {
+  /** Guarded by {@code l}: the directory's own changes kept with it, as a record of the directory, taken; null if none. */
+  private static SetattrReq takeDirAttrs(Lease l) {
+    DeferredAttrs d = l.dirAttrs;
+    l.dirAttrs = null;
+    return d == null ? null : new SetattrReq(l.dir, d.mask(), d.mode(), d.uid(), d.gid(), 0, d.atimeNs(), d.mtimeNs());
+  }
+
+  private void answered(Lease l, List<Pending> go, SetattrReq record, boolean end, CreateBatchResp r, Throwable err,
+      long askedNanos) {
     if (err == null && r.results().size() != go.size()) {
       err = new FsException(Errno.EIO, "a batch of " + go.size() + " creates answered with " + r.results().size());
     }
@@ -536,10 +597,12 @@ final class DirLeases implements AutoCloseable {
       LOG.warn("a batch of {} creates in directory {} failed: {}; the lease there is given up, its files are made "
           + "one by one", go.size(), l.dir.hex(), e.getMessage());
       List<Pending> lost = new ArrayList<>();
+      SetattrReq later = null; // the directory's changes made since this batch left
       synchronized (l) {
         l.out = false;
         lost.addAll(l.waiting);
         l.waiting.clear();
+        later = takeDirAttrs(l);
         l.ending = true;
         over(l);
       }
@@ -562,6 +625,11 @@ final class DirLeases implements AutoCloseable {
       }
       List<Pending> again = lost;
       recovery.execute(() -> again.forEach(p -> recover(p, e))); // calls of their own: not on this thread
+      for (SetattrReq changes : java.util.Arrays.asList(record, later)) {
+        if (changes != null) {
+          recovery.execute(() -> reapply(changes, e)); // after the files made again before them
+        }
+      }
       return;
     }
     for (int i = 0; i < go.size(); i++) {
@@ -634,9 +702,29 @@ final class DirLeases implements AutoCloseable {
    * rpc.timeout}): a file lost is worse than a late one.
    */
   private Attr recreate(Pending p) {
+    return retrying(() -> host.recreate(p.lease.dir, p.name, p.type, p.handle, p.mode, p.uid, p.gid, p.record,
+        p.headOffset, p.head));
+  }
+
+  /** The changes of a leased directory whose batch was lost ({@code e}), applied with a call of their own. */
+  private void reapply(SetattrReq record, FsException e) {
+    try {
+      retrying(() -> {
+        host.record(record);
+        return null;
+      });
+      counters.increment("lease.dir-attrs-again");
+    } catch (RuntimeException again) {
+      LOG.error("the changes of directory {} made under its lease are lost: {}; {}", record.handle().hex(),
+          e.getMessage(), again.getMessage());
+    }
+  }
+
+  /** {@code call}, tried again while it fails with EIO. */
+  private <T> T retrying(java.util.function.Supplier<T> call) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return host.recreate(p.lease.dir, p.name, p.type, p.handle, p.mode, p.uid, p.gid, p.record, p.headOffset, p.head);
+        return call.get();
       } catch (FsException x) {
         if (x.errno() != Errno.EIO || attempt >= RECOVER_ATTEMPTS) {
           throw x;

@@ -214,6 +214,11 @@ public final class FileSystemClient implements AutoCloseable {
       attrs.put(a);
       return a;
     }
+
+    @Override
+    public void record(SetattrReq record) {
+      attrs.put(meta(record).attr());
+    }
   }
 
   /** The flow interface of this client (for tests and tools). */
@@ -528,7 +533,7 @@ public final class FileSystemClient implements AutoCloseable {
   private Attr deferred(Handle h, int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
     FileState st = states.get(h);
     if (st == null) {
-      return null;
+      return leases.holds(h) ? deferredDir(h, mask, mode, uid, gid, atimeNs, mtimeNs) : null;
     }
     if (!st.defer(getattr(h), mask, mode, uid, gid, atimeNs, mtimeNs)) {
       if (st.hasDeferred()) {
@@ -538,6 +543,27 @@ public final class FileSystemClient implements AutoCloseable {
     }
     counters.increment("setattr.deferred");
     return getattr(h);
+  }
+
+  /**
+   * Defers a change of the attributes of directory {@code h}, leased here, to the lease's next
+   * batch ({@link DirLeases#deferAttrs}); returns the attributes shown now, or null if the change
+   * must go to the metadata server now.
+   */
+  private Attr deferredDir(Handle h, int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
+    if (attrs.get(h) == null || !leases.deferAttrs(h, mask, mode, uid, gid, atimeNs, mtimeNs)) {
+      return null;
+    }
+    Attr shown = attrs.get(h); // as the answers of the creates sent first left it
+    if (shown == null) {
+      return getattr(h); // ends the lease: the change goes with its last batch
+    }
+    Attr a = DeferredAttrs.NONE.and(mask, mode, uid, gid, atimeNs, mtimeNs).appliedTo(shown);
+    Attr changed = new Attr(a.handle(), a.type(), a.mode(), a.uid(), a.gid(), a.nlink(), a.size(), a.atimeNs(),
+        a.mtimeNs(), now(), a.rdev(), a.layout());
+    attrs.put(changed);
+    counters.increment("setattr.deferred");
+    return changed;
   }
 
   /**

@@ -90,6 +90,11 @@ class DirLeasesTest {
             : new DirLeaseResp(77, CTIME, 3_000_000_000L, reserve(q.files()))));
       }
       CreateBatchReq q = (CreateBatchReq) req;
+      if (stale && q.dirRecord() != null) {
+        q.payload().release();
+        batches.add(q);
+        return CompletableFuture.failedFuture(new FsException(Errno.ESTALE, "lease not known"));
+      }
       ByteBuf p = q.payload();
       for (BatchCreate c : q.creates()) {
         heads.add(p.readCharSequence(c.headLength(), StandardCharsets.UTF_8).toString());
@@ -139,6 +144,14 @@ class DirLeasesTest {
     @Override
     public boolean knownAt(Handle dir, long ctimeNs) {
       return ctimeNs == knownCtime;
+    }
+
+    /** The directory changes applied with calls of their own (their batch was lost). */
+    final List<SetattrReq> records = new ArrayList<>();
+
+    @Override
+    public synchronized void record(SetattrReq record) {
+      records.add(record);
     }
 
     final List<String> recreated = new ArrayList<>();
@@ -384,6 +397,48 @@ class DirLeasesTest {
     leases.settle(d.handle());
     assertEquals(List.of("sub/::-1"), server.recreated);
     assertEquals(List.of(), server.failed);
+  }
+
+  @Test
+  void theDirectorysOwnChanges_goAfterTheCreatesBeforeThem_andBeforeThoseAfter() throws Exception {
+    granted();
+    Attr f = make("f");
+    assertTrue(leases.absorb(f.handle(), record(f.handle(), 0), 0, null));
+    assertTrue(leases.deferAttrs(DIR, SetattrReq.MTIME, 0, 0, 0, 0, 42), "kept with the lease");
+    CreateBatchReq first = server.batches.poll(5, TimeUnit.SECONDS);
+    assertEquals(List.of("f"), first.creates().stream().map(BatchCreate::name).toList(), "the create before it sent first");
+    assertNull(first.dirRecord());
+    assertTrue(leases.deferAttrs(DIR, SetattrReq.MODE | SetattrReq.UID, 0700, 5, 0, 0, 0), "nothing waits now: kept at once");
+    assertFalse(leases.deferAttrs(DIR, SetattrReq.MODE, 02755, 0, 0, 0, 0), "set-group-ID: a call of its own");
+    assertFalse(leases.deferAttrs(DIR, SetattrReq.SIZE, 0, 0, 0, 0, 0), "a call of its own");
+    Attr g = make("g"); // after the changes: they left first (with the linger of f's close, or now)
+    assertEquals(2, counters.get("lease.dir-attrs"));
+    CreateBatchReq withRecord = server.batches.poll(5, TimeUnit.SECONDS);
+    assertEquals(List.of(), withRecord.creates());
+    SetattrReq r = withRecord.dirRecord();
+    assertEquals(DIR, r.handle());
+    assertEquals(SetattrReq.MTIME | SetattrReq.MODE | SetattrReq.UID, r.mask());
+    assertEquals(List.of(42L, 0700, 5), List.of(r.mtimeNs(), r.mode(), r.uid()));
+    assertTrue(leases.absorb(g.handle(), record(g.handle(), 0), 0, null));
+    leases.settle(g.handle());
+    CreateBatchReq last = server.batches.poll(5, TimeUnit.SECONDS);
+    assertEquals(List.of("g"), last.creates().stream().map(BatchCreate::name).toList());
+    assertNull(last.dirRecord());
+  }
+
+  @Test
+  void theDirectorysOwnChanges_ofALostBatch_areMadeAgain() throws Exception {
+    granted();
+    assertTrue(leases.deferAttrs(DIR, SetattrReq.MODE, 0711, 0, 0, 0, 0));
+    server.stale = true;
+    leases.endAll();
+    for (int i = 0; i < 2500 && server.records.isEmpty(); i++) {
+      Thread.sleep(2);
+    }
+    assertEquals(1, server.records.size());
+    assertEquals(0711, server.records.get(0).mode());
+    assertEquals(DIR, server.records.get(0).handle());
+    assertEquals(1, counters.get("lease.dir-attrs-again"));
   }
 
   @Test

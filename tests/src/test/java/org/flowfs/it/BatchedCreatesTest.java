@@ -155,16 +155,23 @@ class BatchedCreatesTest {
     Path src = local.resolve("src");
     Sh.ok(local, "mkdir -p src && cd src && for d in a b c d; do mkdir -p $d/deep/er; for i in $(seq 60); do"
         + " head -c $((i * 97 % 9000)) /dev/urandom > $d/f$i; done; echo x > $d/deep/er/leaf; ln -s f1 $d/link;"
-        + " chmod 640 $d/f2; done && tar -cf ../tree.tar .");
+        + " chmod 640 $d/f2; chmod 750 $d/deep; touch -d @1500000000 $d/deep $d; done && tar -cf ../tree.tar .");
     long inBatch = fs.counter("lease.granted-in-batch");
+    long dirAttrs = fs.counter("lease.dir-attrs");
     Sh.ok(m, "mkdir t && tar -xf " + local.resolve("tree.tar") + " -C t");
     // tar makes a directory, then at once the first entry in it: the lease on the new directory
     // comes with the batch that makes it
     assertTrue(fs.counter("lease.granted-in-batch") > inBatch, "no lease granted with a batch");
+    assertTrue(fs.counter("lease.dir-attrs") > dirAttrs, "no directory's changes kept with its lease");
     Sh.ok(m, "diff -r " + src + " t");
     assertEquals(Sh.ok(local, "cd src && find . -printf '%p %m %s %l\\n' | LC_ALL=C sort"),
         Sh.ok(m, "cd t && find . -printf '%p %m %s %l\\n' | LC_ALL=C sort"));
+    // tar sets a directory's mode and times once it is done with it: kept with the lease there, sent with its batch
+    String dirs = "find . -type d -exec stat -c '%n %a %Y' {} + | LC_ALL=C sort";
+    assertEquals(Sh.ok(src, dirs), Sh.ok(m.resolve("t"), dirs));
     try (OtherClient other = new OtherClient(fs)) {
+      assertEquals(1_500_000_000L, other.attr("/t/b/deep").mtimeNs() / 1_000_000_000L);
+      assertEquals(0750, other.attr("/t/b/deep").mode() & 07777);
       for (String f : List.of("a/f1", "b/f59", "c/f33", "d/deep/er/leaf")) {
         org.junit.jupiter.api.Assertions.assertArrayEquals(Files.readAllBytes(src.resolve(f)), other.read("/t/" + f), f);
       }

@@ -474,12 +474,16 @@ public sealed interface MetaOp extends Message {
    * order, each with a reserved handle; renews the lease, or ends it ({@code end}: the holder
    * sends nothing more under it; reserved files it did not use are given back). {@code more}:
    * files to reserve on top (none once recalled or ended). The heads of the files follow in
-   * {@code payload}, each {@link BatchCreate#headLength()} bytes, in order. A lease that is not
-   * known (ended, expired, the server restarted) creates nothing: every entry fails with ESTALE.
+   * {@code payload}, each {@link BatchCreate#headLength()} bytes, in order. {@code dirRecord}, when
+   * not null, changes the directory's own mode, owner and times (a {@link SetattrReq} of {@code
+   * dir} with no other bits; else EINVAL, nothing done) after the creates, in order: the changes
+   * the holder made while it held the lease. A lease that is not known (ended, expired, the
+   * server restarted) creates and changes nothing: every entry fails with ESTALE (the whole
+   * request, when it carries a {@code dirRecord}).
    */
   @Wire(153)
-  record CreateBatchReq(Handle dir, long lease, List<BatchCreate> creates, boolean end, int more, ByteBuf payload)
-      implements MetaOp, HasPayload, Req<CreateBatchResp> {
+  record CreateBatchReq(Handle dir, long lease, List<BatchCreate> creates, SetattrReq dirRecord, boolean end, int more,
+      ByteBuf payload) implements MetaOp, HasPayload, Req<CreateBatchResp> {
     @Override
     public List<Handle> named() {
       return List.of(dir());
