@@ -318,11 +318,13 @@ final class FileState {
   }
 
   /**
-   * The buffered writes, taken to be sent by the caller, when they are one region within the file's
-   * head and nothing is out ({@link WriteBehind#takeWithin}); else null.
+   * The buffered writes within the file's head, taken to be sent by the caller, when they are one
+   * region that starts in the head and nothing is out; what of that region lies past the head is
+   * being sent to the data servers ({@link WriteBehind#takeBelow}; {@link #flushWrites} waits for
+   * it). Else null.
    */
   synchronized WriteBehind.Taken takeHeadWrites() {
-    return layout.headBytes() > 0 ? writes.takeWithin(layout.headBytes()) : null;
+    return layout.headBytes() > 0 ? writes.takeBelow(layout.headBytes()) : null;
   }
 
   /** Starts sending the buffered writes; {@link #flushWrites} waits for them. */

@@ -1409,9 +1409,18 @@ public final class FileSystemClient implements AutoCloseable {
     if (base == null) {
       return null;
     }
-    if (r != null && head == null) {
-      st.sendWrites(); // bytes past the head go to their datafiles, which exist already
-      st.flushWrites();
+    if (r != null) {
+      if (head == null) {
+        st.sendWrites(); // bytes past the head go to their datafiles, which exist already
+      }
+      try {
+        st.flushWrites(); // and what of them is on its way already (see takeHeadWrites)
+      } catch (RuntimeException e) {
+        if (head != null) {
+          head.data().release();
+        }
+        throw e;
+      }
     }
     Attr shown = st.overlay(base);
     SetattrReq rec = r == null ? null : record(st.handle, r, 0, 0, 0);

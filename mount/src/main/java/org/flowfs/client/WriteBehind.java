@@ -232,6 +232,32 @@ final class WriteBehind {
     return new Taken(offset, takeBuffer());
   }
 
+  /**
+   * {@link #takeWithin}, or, when what is buffered is one region that starts below {@code limit}
+   * and ends above it, takes its bytes below {@code limit} and starts sending the rest (a file's
+   * close sends the bytes of its head with the size they make, while the rest goes to the data
+   * servers; {@link #flush} waits for it). Null, changing nothing, when there is no such region
+   * or a send is out.
+   */
+  Taken takeBelow(long limit) {
+    if (piece == null || regions != 1 || !inFlight.isEmpty() || regionStart[0] >= limit) {
+      return null;
+    }
+    long start = regionStart[0];
+    long end = start + regionLength[0];
+    if (end <= limit) {
+      return takeWithin(limit);
+    }
+    regions = 0;
+    ByteBuf all = takeBuffer();
+    int below = (int) (limit - start);
+    ByteBuf head = all.retainedSlice(all.readerIndex(), below);
+    ByteBuf rest = all.retainedSlice(all.readerIndex() + below, all.readableBytes() - below);
+    all.release();
+    dispatch(new long[] {limit}, new long[] {end}, rest, Runnable::run);
+    return new Taken(start, head);
+  }
+
   /** The buffered bytes as one buffer; nothing is buffered afterwards (the regions are the caller's to reset). */
   private ByteBuf takeBuffer() {
     ByteBuf b = piece;

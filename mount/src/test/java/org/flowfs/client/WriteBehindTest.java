@@ -551,6 +551,26 @@ class WriteBehindTest {
   }
 
   @Test
+  void takeBelow_oneRegionAcrossTheLimit_takesWhatIsBelow_andSendsTheRest() {
+    WriteBehind w = writeBehind(65536, TIMEOUT);
+    byte[] data = bytes(5, 30_000);
+    write(w, 100, Arrays.copyOfRange(data, 0, 10_000));
+    write(w, 10_100, Arrays.copyOfRange(data, 10_000, 30_000));
+    assertNull(w.takeBelow(100), "nothing below the limit");
+    WriteBehind.Taken t = w.takeBelow(20_100);
+    try {
+      assertEquals(100, t.offset());
+      assertArrayEquals(Arrays.copyOfRange(data, 0, 20_000), ByteBufUtil.getBytes(t.data()));
+    } finally {
+      t.data().release();
+    }
+    w.flush(); // waits for the rest
+    assertFalse(w.isDirty(), "nothing buffered or out any more");
+    assertEquals(List.of(new MemoryDataPath.Call(0, 20_100, 10_000)), path.writes(), "the rest, sent by write-behind");
+    assertArrayEquals(Arrays.copyOfRange(data, 20_000, 30_000), path.load(LAYOUT, 20_100, 10_000));
+  }
+
+  @Test
   void takeWithin_twoRegions_orASendOut_takesNothing() {
     WriteBehind w = writeBehind(65536, TIMEOUT);
     write(w, 0, bytes(1, 100));
