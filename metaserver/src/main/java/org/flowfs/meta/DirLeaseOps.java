@@ -52,9 +52,6 @@ import org.slf4j.LoggerFactory;
 final class DirLeaseOps {
   private static final Logger LOG = LoggerFactory.getLogger(DirLeaseOps.class);
   private static final DirLeaseResp REFUSED = new DirLeaseResp(0, 0, 0, List.of());
-  /** What a batch's record may change of its directory: mode, owner, times (set-ID bits per the store's rules). */
-  private static final int DIR_RECORD_BITS = SetattrReq.MODE | SetattrReq.UID | SetattrReq.GID | SetattrReq.ATIME
-      | SetattrReq.MTIME | SetattrReq.KILL_SUID;
 
   private final MetadataStore store;
   private final FileLayouts layouts;
@@ -219,7 +216,7 @@ final class DirLeaseOps {
       throw new FsException(Errno.EINVAL, "batch heads of " + total + " bytes, " + heads.length + " sent");
     }
     SetattrReq record = q.dirRecord();
-    if (record != null && (!record.handle().equals(q.dir()) || (record.mask() & ~DIR_RECORD_BITS) != 0)) {
+    if (record != null && (!record.handle().equals(q.dir()) || (record.mask() & ~SetattrReq.ATTRIBUTES) != 0)) {
       throw new FsException(Errno.EINVAL, "a batch's record of " + record.handle() + " with bits " + record.mask()
           + " for directory " + q.dir());
     }

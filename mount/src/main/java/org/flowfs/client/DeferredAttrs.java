@@ -12,6 +12,20 @@ import org.flowfs.common.wire.MetaOp.SetattrReq;
 record DeferredAttrs(int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
   static final DeferredAttrs NONE = new DeferredAttrs(0, 0, 0, 0, 0, 0);
 
+  /**
+   * Whether a change of {@code mask} (setting {@code mode} when it has MODE) may be kept for
+   * later: mode, owner and explicit times only, and no set-ID mode.
+   */
+  static boolean deferrable(int mask, int mode) {
+    return (mask & ~SetattrReq.ATTRIBUTES) == 0
+        && ((mask & SetattrReq.MODE) == 0 || (mode & (Attr.S_ISUID | Attr.S_ISGID)) == 0);
+  }
+
+  /** These changes as one change of {@code h}, sizes untouched. */
+  SetattrReq change(Handle h) {
+    return new SetattrReq(h, mask, mode, uid, gid, 0, atimeNs, mtimeNs);
+  }
+
   /** These changes, then {@code m}'s (with its values). */
   DeferredAttrs and(int m, int newMode, int newUid, int newGid, long newAtime, long newMtime) {
     return new DeferredAttrs(mask | m,

@@ -396,11 +396,8 @@ final class DirLeases implements AutoCloseable {
    * set-ID mode (a set-group-ID directory is not leased).
    */
   boolean deferAttrs(Handle dir, int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
-    int allowed = SetattrReq.MODE | SetattrReq.UID | SetattrReq.GID | SetattrReq.ATIME | SetattrReq.MTIME
-        | SetattrReq.KILL_SUID;
     Lease l = byDir.get(dir);
-    if (l == null || (mask & ~allowed) != 0
-        || ((mask & SetattrReq.MODE) != 0 && (mode & (Attr.S_ISUID | Attr.S_ISGID)) != 0)) {
+    if (l == null || !DeferredAttrs.deferrable(mask, mode)) {
       return false;
     }
     for (int attempt = 0; ; attempt++) {
@@ -581,7 +578,7 @@ final class DirLeases implements AutoCloseable {
   private static SetattrReq takeDirAttrs(Lease l) {
     DeferredAttrs d = l.dirAttrs;
     l.dirAttrs = null;
-    return d == null ? null : new SetattrReq(l.dir, d.mask(), d.mode(), d.uid(), d.gid(), 0, d.atimeNs(), d.mtimeNs());
+    return d == null ? null : d.change(l.dir);
   }
 
   private void answered(Lease l, List<Pending> go, SetattrReq record, boolean end, CreateBatchResp r, Throwable err,

@@ -296,9 +296,7 @@ final class FileState {
    * only the metadata server applies), nor a time the server's clock sets.
    */
   synchronized boolean defer(Attr shown, int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
-    int allowed = SetattrReq.MODE | SetattrReq.UID | SetattrReq.GID | SetattrReq.ATIME | SetattrReq.MTIME | SetattrReq.KILL_SUID;
-    if (!created || (mask & ~allowed) != 0 || (shown.mode() & (Attr.S_ISUID | Attr.S_ISGID)) != 0
-        || ((mask & SetattrReq.MODE) != 0 && (mode & (Attr.S_ISUID | Attr.S_ISGID)) != 0)) {
+    if (!created || (shown.mode() & (Attr.S_ISUID | Attr.S_ISGID)) != 0 || !DeferredAttrs.deferrable(mask, mode)) {
       return false;
     }
     deferred = (deferred == null ? DeferredAttrs.NONE : deferred).and(mask, mode, uid, gid, atimeNs, mtimeNs);

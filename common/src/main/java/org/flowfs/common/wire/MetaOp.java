@@ -91,6 +91,8 @@ public sealed interface MetaOp extends Message {
     public static final int MTIME_NOW = 256;
     /** Clear set-user-id and set-group-id bits, as a write by a non-owner does. */
     public static final int KILL_SUID = 512;
+    /** Mode, owner and explicit times (and KILL_SUID): what a change kept for later may hold. */
+    public static final int ATTRIBUTES = MODE | UID | GID | ATIME | MTIME | KILL_SUID;
 
     /** The same change of another object. */
     public SetattrReq of(Handle other) {
