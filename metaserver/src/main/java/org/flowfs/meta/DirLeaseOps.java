@@ -6,7 +6,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Counters;
 import org.flowfs.common.Errno;
@@ -23,6 +25,8 @@ import org.flowfs.common.wire.MetaOp.CreateBatchReq;
 import org.flowfs.common.wire.MetaOp.CreateBatchResp;
 import org.flowfs.common.wire.MetaOp.DirLeaseReq;
 import org.flowfs.common.wire.MetaOp.DirLeaseResp;
+import org.flowfs.common.wire.MetaOp.EntryResp;
+import org.flowfs.common.wire.MetaOp.ReclaimReq;
 import org.flowfs.common.wire.MetaOp.Reserved;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.meta.DirLeases.Lease;
@@ -46,7 +50,12 @@ import org.slf4j.LoggerFactory;
  * <p>A batch may ask for a lease on a directory it makes ({@link BatchCreate#leaseFiles()}): the
  * holder about to create in it saves the round trip of a {@link DirLeaseReq} after the batch.
  *
- * <p>Counts {@code lease.granted}, {@code lease.granted-in-batch}, {@code lease.refused}, {@code
+ * <p>A holder whose batch was lost (this server restarted, or the connection dropped before the
+ * answer) makes its files again one by one under their reserved handles ({@link ReclaimReq}), so
+ * what it wrote into their datafiles stays theirs: an expired lease's unused reservations wait
+ * {@link #GRACE} for that before their datafiles are removed.
+ *
+ * <p>Counts {@code lease.reclaimed}, {@code lease.granted}, {@code lease.granted-in-batch}, {@code lease.refused}, {@code
  * batch.creates}, {@code batch.dir-records} and {@code batch.failed}. Thread safe; handlers run on the event loop and never block.
  */
 final class DirLeaseOps {
@@ -59,14 +68,34 @@ final class DirLeaseOps {
   private final DirLeases leases;
   private final LeaseGate gate;
   private final Counters counters;
+  private final DirLeases.Scheduler scheduler;
+  private final long graceNs;
+  /**
+   * The unused reservations of expired leases, claimable by {@link ReclaimReq} for {@link
+   * #GRACE}: a holder whose batch was lost makes its files again under their reserved handles.
+   */
+  private final Map<Handle, Layout> orphans = new ConcurrentHashMap<>();
+  /** The lowest metadata handle reserved since the server started: a handle below it was reserved before. */
+  private final AtomicLong firstReservedHere = new AtomicLong(Long.MAX_VALUE);
 
-  /** Leases lasting {@code term} without a batch, checked for expiry by {@code scheduler}. */
+  /**
+   * How long an expired lease's unused reservations wait for their holder's {@link ReclaimReq}s
+   * before their datafiles are removed, unless the server is told otherwise.
+   */
+  static final java.time.Duration GRACE = java.time.Duration.ofMinutes(2);
+
+  /**
+   * Leases lasting {@code term} without a batch, checked for expiry by {@code scheduler}; an
+   * expired one's unused reservations kept for {@code grace}.
+   */
   DirLeaseOps(MetadataStore store, FileLayouts layouts, DatafileReaper reaper, Counters counters,
-      java.time.Duration term, DirLeases.Scheduler scheduler) {
+      java.time.Duration term, java.time.Duration grace, DirLeases.Scheduler scheduler) {
+    this.graceNs = grace.toNanos();
     this.store = store;
     this.layouts = layouts;
     this.reaper = reaper;
     this.counters = counters;
+    this.scheduler = scheduler;
     this.leases = new DirLeases(term, System::nanoTime, scheduler, this::expired, counters);
     this.gate = new LeaseGate(leases, store);
   }
@@ -81,16 +110,82 @@ final class DirLeaseOps {
    * lease operations, which never wait for a lease themselves.
    */
   OpTable guard(OpTable ops) {
+    ops.async(ReclaimReq.class, Access.MODIFY, (q, ctx) -> reclaim(q)); // waits for a lease, as a create
     OpTable t = gate.guard(ops);
     t.async(DirLeaseReq.class, Access.MODIFY, (q, ctx) -> grant(q, ctx.channel().eventLoop()));
     t.async(CreateBatchReq.class, Access.MODIFY, (q, ctx) -> batch(q));
     return t;
   }
 
-  /** Takes the files an expired lease reserved and did not use: their datafiles are removed. */
+  /**
+   * Takes the files an expired lease reserved and did not use: its holder may still make them
+   * ({@link ReclaimReq}) for a {@link #GRACE}; then their datafiles are removed.
+   */
   private void expired(Lease lease, Map<Handle, Layout> unused) {
     LOG.info("{} expired with {} reserved files unused", lease, unused.size());
-    unused.forEach((h, layout) -> reaper.reap(h, layout.datafiles()));
+    orphans.putAll(unused);
+    try {
+      scheduler.after(graceNs, () -> unused.forEach((h, layout) -> {
+        if (orphans.remove(h, layout)) {
+          reaper.reap(h, layout.datafiles());
+        }
+      }));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // the server stops: reservations are dropped, as a live lease's are
+    }
+  }
+
+  /** The datafiles of unused reservations: live leases' and those expired leases left (for fsck: not orphans). */
+  List<Handle> reservedDatafiles() {
+    List<Handle> out = new ArrayList<>(leases.reservedDatafiles());
+    orphans.values().forEach(layout -> out.addAll(layout.datafiles()));
+    return out;
+  }
+
+  /**
+   * Makes a file or directory of a lost batch under its reserved handle ({@link ReclaimReq}):
+   * the reservation comes from an expired lease's leftovers, or, for a handle reserved before
+   * this server started, is the holder's word. A file not made has its datafiles removed unless
+   * the store failed (EIO: the holder tries again).
+   */
+  private CompletableFuture<EntryResp> reclaim(ReclaimReq q) {
+    byte[] head = MetaServer.takeBytes(q);
+    BatchCreate c = q.create();
+    if (head.length != c.headLength() || c.leaseFiles() != 0 || c.directory() == (q.layout() != null)) {
+      throw new FsException(Errno.EINVAL, "a reclaim of " + c.handle() + " with " + head.length + " head bytes of "
+          + c.headLength() + ", lease files " + c.leaseFiles() + ", layout " + (q.layout() != null));
+    }
+    Handle h = c.handle();
+    Layout kept = orphans.remove(h);
+    if (kept == null && h.local() >= firstReservedHere.get()) {
+      throw new FsException(Errno.ESTALE, "file " + h + " is not reserved: used, or taken back with its expired lease");
+    }
+    if (kept == null && !c.directory() && !layouts.plausible(q.layout())) {
+      throw new FsException(Errno.EINVAL, "a reclaim of " + h + " with layout " + q.layout() + ", not one of this file system's");
+    }
+    Layout layout = c.directory() ? null : kept != null ? kept : q.layout();
+    if (kept != null && c.directory()) {
+      layouts.giveBack(kept); // a directory takes the handle only
+    }
+    MetadataStore.BatchEntry e = new MetadataStore.BatchEntry(c.name(), h,
+        new MetadataStore.NewObject(c.type(), c.mode(), c.uid(), c.gid(), 0, layout, null), c.headOffset(), head,
+        c.record() == null ? null : MetaServer.change(c.record()));
+    return store.createBatch(q.dir(), List.of(e), MetaServer.now()).handle((made, err) -> {
+      MetadataStore.Created r = err == null ? made.get(0) : null;
+      if (r != null && r.entry() != null) {
+        counters.increment("lease.reclaimed");
+        return new EntryResp(r.entry().attr(), r.entry().parentWasNs());
+      }
+      Errno errno = r != null ? r.errno() : Errno.from(err);
+      if (kept != null && layout != null) {
+        if (errno == Errno.EIO) {
+          orphans.put(h, kept); // for the holder's next try; removed with the rest if none comes
+        } else {
+          reaper.reap(h, kept.datafiles());
+        }
+      }
+      throw new FsException(errno, "reclaim of " + c.name() + " as " + h + " in " + q.dir());
+    });
   }
 
   /**
@@ -178,7 +273,11 @@ final class DirLeaseOps {
       for (int i = 0; i < n; i++) {
         placements.add(layouts.place(null, 0, stripe));
       }
-      handles = store.reserveHandles(dir, n);
+      handles = store.reserveHandles(dir, n).whenComplete((h, err) -> {
+        if (err == null) {
+          firstReservedHere.accumulateAndGet(h.handle(0).local(), Math::min);
+        }
+      });
     } catch (FsException e) {
       return CompletableFuture.failedFuture(e);
     }

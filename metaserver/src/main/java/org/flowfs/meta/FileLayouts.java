@@ -96,6 +96,21 @@ final class FileLayouts {
     });
   }
 
+  /**
+   * Whether {@code layout}, one a client brings, could be one of this file system's: each
+   * datafile on another of its I/O servers, and the head this server gives new files.
+   */
+  boolean plausible(Layout layout) {
+    int n = config.ioServers().size();
+    java.util.Set<Integer> on = new java.util.HashSet<>();
+    for (Handle d : layout.datafiles()) {
+      if (d.ioServer() < 0 || d.ioServer() >= n || !on.add(d.ioServer())) {
+        return false;
+      }
+    }
+    return layout.headBytes() == config.layout().headBytes();
+  }
+
   /** Returns the datafiles of a layout no file got to the front of their pools. */
   void giveBack(Layout layout) {
     layout.datafiles().forEach(pools::giveBack);

@@ -98,7 +98,8 @@ public final class MetaServer implements AutoCloseable {
   private final DirLeaseOps leaseOps;
   private final RpcServer rpc;
 
-  private MetaServer(FlowFsConfig config, NetRuntime net, DirLock lock, MetadataStore store, Duration leaseTerm) {
+  private MetaServer(FlowFsConfig config, NetRuntime net, DirLock lock, MetadataStore store, Duration leaseTerm,
+      Duration grace) {
     this.config = config;
     this.lock = lock;
     this.store = store;
@@ -108,7 +109,7 @@ public final class MetaServer implements AutoCloseable {
     this.readers = NamedThreads.pool("meta-read", config.meta().threads());
     this.layouts = new FileLayouts(config, pools, store);
     this.leaseTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreads("meta-leases"));
-    this.leaseOps = new DirLeaseOps(store, layouts, reaper, counters, leaseTerm,
+    this.leaseOps = new DirLeaseOps(store, layouts, reaper, counters, leaseTerm, grace,
         (delayNs, task) -> leaseTimer.schedule(task, delayNs, TimeUnit.NANOSECONDS));
     this.leases = leaseOps.leases();
     this.rpc = new RpcServer("metaserver", net, config.meta().address(), ops(), config.rpc(), MessageRegistry.DEFAULT, counters);
@@ -116,15 +117,18 @@ public final class MetaServer implements AutoCloseable {
 
   /** Opens the MapDB store in {@code meta.dir}; {@link #start()} then listens. */
   public static MetaServer open(FlowFsConfig config, NetRuntime net) throws IOException {
-    return open(config, net, DirLeases.TERM);
+    return open(config, net, DirLeases.TERM, DirLeaseOps.GRACE);
   }
 
-  /** As {@link #open(FlowFsConfig, NetRuntime)}, directory leases lasting {@code leaseTerm} without a batch. */
-  static MetaServer open(FlowFsConfig config, NetRuntime net, Duration leaseTerm) throws IOException {
+  /**
+   * As {@link #open(FlowFsConfig, NetRuntime)}, directory leases lasting {@code leaseTerm} without
+   * a batch, and the unused reservations of an expired one kept for {@code grace}.
+   */
+  static MetaServer open(FlowFsConfig config, NetRuntime net, Duration leaseTerm, Duration grace) throws IOException {
     DirLock lock = DirLock.acquire(config.meta().requireDir(), "metadata server");
     try {
       MetadataStore store = new MapDbMetadataStore(config.meta());
-      return new MetaServer(config, net, lock, store, leaseTerm);
+      return new MetaServer(config, net, lock, store, leaseTerm, grace);
     } catch (RuntimeException e) {
       lock.close();
       throw e;
@@ -285,11 +289,11 @@ public final class MetaServer implements AutoCloseable {
         }
       }
     });
-    // reserved: handles in the precreate pools and in live leases, and datafiles queued for
+    // reserved: handles in the precreate pools, in live leases and left by expired ones, and datafiles queued for
     // removal (not orphans)
     t.blocking(FsckReservedReq.class, Access.READ_ONLY, readers, (q, ctx) -> {
       List<Handle> reserved = new ArrayList<>(pools.pooled());
-      reserved.addAll(leases.reservedDatafiles());
+      reserved.addAll(leaseOps.reservedDatafiles());
       for (MetadataStore.Doomed d : store.doomed(Integer.MAX_VALUE)) {
         reserved.addAll(d.datafiles());
       }

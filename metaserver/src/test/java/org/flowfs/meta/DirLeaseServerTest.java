@@ -26,6 +26,7 @@ import org.flowfs.common.Errno;
 import org.flowfs.common.FileType;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
 import org.flowfs.common.rpc.NetRuntime;
 import org.flowfs.common.rpc.RpcClient;
 import org.flowfs.common.wire.LeakCheck;
@@ -46,6 +47,7 @@ import org.flowfs.common.wire.MetaOp.LookupReq;
 import org.flowfs.common.wire.MetaOp.OpenReq;
 import org.flowfs.common.wire.MetaOp.OpenResp;
 import org.flowfs.common.wire.MetaOp.ReaddirReq;
+import org.flowfs.common.wire.MetaOp.ReclaimReq;
 import org.flowfs.common.wire.MetaOp.ReaddirResp;
 import org.flowfs.common.wire.MetaOp.RemoveReq;
 import org.flowfs.common.wire.MetaOp.RenameReq;
@@ -95,7 +97,11 @@ class DirLeaseServerTest {
   }
 
   private void start(Duration term) throws Exception {
-    meta = new LoopbackMetaServer(net, dir.resolve("meta-" + term.toMillis()), HEAD, term);
+    start(term, term);
+  }
+
+  private void start(Duration term, Duration grace) throws Exception {
+    meta = new LoopbackMetaServer(net, dir.resolve("meta-" + term.toMillis()), HEAD, term, grace);
     holder = meta.client();
     other = meta.client();
     d = call(holder, new CreateReq(Handle.ROOT, "d", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
@@ -405,6 +411,81 @@ class DirLeaseServerTest {
     Thread.sleep(DatafileReaper.LINGER_MS * 5);
     assertTrue(meta.removed().stream().noneMatch(f.layout().datafiles()::contains),
         "a refused second use removes nothing of the file that has the datafiles");
+  }
+
+  @Test
+  void reclaim_ofAnExpiredLeasesFile_makesItWithItsReservation_untilTheGraceIsOver() throws Exception {
+    stop();
+    Duration term = Duration.ofMillis(300);
+    start(term, Duration.ofMillis(1500));
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 3));
+    Reserved a = r.reserved().get(0);
+    Reserved b = r.reserved().get(1);
+    Reserved late = r.reserved().get(2);
+    call(other, new LookupReq(d, ".")); // waits for the expiry: the holder stalled, its batch is lost
+    assertEquals(1, meta.server().counters().get("lease.expired"));
+    List<Handle> reserved = reservedByServer();
+    r.reserved().forEach(f -> assertTrue(reserved.containsAll(f.layout().datafiles()), f + " kept for its holder"));
+    SetattrReq closed = new SetattrReq(a.handle(), SetattrReq.SIZE_GROW, 0, 0, 0, 3, 0, 0);
+    Layout notItsOwn = b.layout(); // the server's own word counts, not the holder's
+    EntryResp made = call(holder, new ReclaimReq(d, new BatchCreate("a", false, 0, a.handle(), 0640, 7, 8, closed, 0, 3),
+        notItsOwn, Unpooled.wrappedBuffer(new byte[] {4, 5, 6})));
+    assertEquals(a.handle(), made.attr().handle());
+    assertEquals(a.layout(), made.attr().layout(), "the reserved layout");
+    assertEquals(3, made.attr().size());
+    HeadReadResp h = call(other, new HeadReadReq(a.handle(), 0, HEAD));
+    try {
+      assertArrayEquals(new byte[] {4, 5, 6}, ByteBufUtil.getBytes(h.payload()));
+    } finally {
+      h.release();
+    }
+    assertEquals(b.handle(), call(holder, new ReclaimReq(d, new BatchCreate("b", true, 0, b.handle(), 0755, 7, 8, null,
+        0, 0), null, Unpooled.EMPTY_BUFFER)).attr().handle(), "a directory, its datafiles back in the pools");
+    assertEquals(Errno.ESTALE, errno(holder, new ReclaimReq(d, create("again", a), a.layout(), Unpooled.EMPTY_BUFFER)),
+        "used: no reservation of it left");
+    assertEquals(Errno.EINVAL, errno(holder, new ReclaimReq(d, create("dir", late), null, Unpooled.EMPTY_BUFFER)),
+        "a file without its layout");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!meta.removed().containsAll(late.layout().datafiles()) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertTrue(meta.removed().containsAll(late.layout().datafiles()), "removed after the grace: " + meta.removed());
+    assertEquals(Errno.ESTALE, errno(holder, new ReclaimReq(d, create("late", late), late.layout(), Unpooled.EMPTY_BUFFER)));
+    assertEquals(Errno.ENOENT, errno(other, new LookupReq(d, "late")));
+    assertTrue(meta.removed().stream().noneMatch(a.layout().datafiles()::contains), "a's datafiles are its own");
+    assertEquals(2, meta.server().counters().get("lease.reclaimed"));
+  }
+
+  @Test
+  void reclaim_afterARestart_takesTheHoldersWordForTheLayout_ofAHandleReservedBefore() throws Exception {
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
+    Reserved a = r.reserved().get(0);
+    Reserved b = r.reserved().get(1);
+    Path store = dir.resolve("meta-" + DirLeases.TERM.toMillis());
+    meta.close(); // the batch is lost with the server
+    meta = new LoopbackMetaServer(net, store, HEAD, DirLeases.TERM);
+    holder = meta.client();
+    other = meta.client();
+    Layout elsewhere = new Layout(a.layout().dist(), List.of(Handle.of(Handle.serverOfIo(7), 5)), HEAD);
+    assertEquals(Errno.EINVAL, errno(holder, new ReclaimReq(d, create("b", b), elsewhere, Unpooled.EMPTY_BUFFER)),
+        "a datafile on an I/O server this file system does not have");
+    Layout otherHead = new Layout(b.layout().dist(), b.layout().datafiles(), HEAD * 2);
+    assertEquals(Errno.EINVAL, errno(holder, new ReclaimReq(d, create("b", b), otherHead, Unpooled.EMPTY_BUFFER)));
+    EntryResp made = call(holder, new ReclaimReq(d, create("a", a), a.layout(), Unpooled.EMPTY_BUFFER));
+    assertEquals(a.handle(), made.attr().handle());
+    assertEquals(a.layout(), made.attr().layout());
+    assertEquals(a.handle(), call(other, new LookupReq(d, "a")).attr().handle());
+    assertEquals(Errno.EINVAL, errno(holder, new ReclaimReq(d, create("again", a), a.layout(), Unpooled.EMPTY_BUFFER)),
+        "in use");
+    Handle never = Handle.of(Handle.META_SERVER, a.handle().local() + 1_000_000);
+    assertEquals(Errno.EINVAL, errno(holder, new ReclaimReq(d, new BatchCreate("b", false, 0, never, 0644, 0, 0, null, 0,
+        0), a.layout(), Unpooled.EMPTY_BUFFER)), "never handed out");
+    // reserved since the restart: only a lease or its leftovers hold it
+    DirLeaseResp now = call(holder, new DirLeaseReq(d, 1));
+    batch(now.lease(), List.of(), true, 0);
+    Reserved given = now.reserved().get(0);
+    assertEquals(Errno.ESTALE, errno(holder, new ReclaimReq(d, create("c", given), given.layout(), Unpooled.EMPTY_BUFFER)),
+        "given back with its lease's end");
   }
 
   @Test

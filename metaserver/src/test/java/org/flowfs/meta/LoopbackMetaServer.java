@@ -51,6 +51,11 @@ final class LoopbackMetaServer implements AutoCloseable {
 
   /** Starts both servers; {@code dir} holds the store; regular files get {@code headBytes} of head. */
   LoopbackMetaServer(NetRuntime net, Path dir, int headBytes, Duration leaseTerm) throws IOException {
+    this(net, dir, headBytes, leaseTerm, leaseTerm);
+  }
+
+  /** As above; an expired lease's unused reservations are kept for {@code grace}. */
+  LoopbackMetaServer(NetRuntime net, Path dir, int headBytes, Duration leaseTerm, Duration grace) throws IOException {
     Map<String, String> keys = Map.of(
         "fs.secret", "metaserver-test-secret-0123",
         "meta.address", "127.0.0.1:0",
@@ -62,7 +67,7 @@ final class LoopbackMetaServer implements AutoCloseable {
     Map<String, String> withIo = new HashMap<>(keys);
     withIo.put("io.0.address", "127.0.0.1:" + io.start().getPort());
     FlowFsConfig config = FlowFsConfig.of(withIo);
-    server = MetaServer.open(config, net, leaseTerm);
+    server = MetaServer.open(config, net, leaseTerm, grace);
     InetSocketAddress address = InetSocketAddress.createUnresolved("127.0.0.1", server.start().getPort());
     connect = () -> new RpcClient("metaserver", net, address, config.rpc(), MessageRegistry.DEFAULT);
   }

@@ -21,6 +21,7 @@ import org.flowfs.common.Errno;
 import org.flowfs.common.FileType;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
 import org.flowfs.common.NamedThreads;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MetaOp;
@@ -58,9 +59,13 @@ import org.slf4j.LoggerFactory;
  * after a close; a file open longer than {@link #OPEN_NANOS} goes as a create alone (its close is
  * then an ordinary call); a lease nothing was created under for {@link #IDLE_NANOS} is ended.
  *
- * <p><b>Failures.</b> A create that fails in a batch (the server's disk is full, say; or the lease
- * expired because this client stalled past its term) fails the file's later flush, fsync and
- * close on this client; a file already closed by then is lost and logged as an error.
+ * <p><b>Failures.</b> A create that fails in a batch (the server's disk is full, say) fails the
+ * file's later flush, fsync and close on this client; a file already closed by then is lost and
+ * logged as an error. A batch that is lost (the metadata server restarted, the connection
+ * dropped before the answer, or the lease expired because this client stalled past its term)
+ * ends the lease here, and each of its files is made again with a call of its own under its
+ * reserved handle ({@link MetaOp.ReclaimReq}), open or not, so opens of it and bytes written
+ * into its datafiles stay good.
  *
  * <p>Thread safe: a lease's state is guarded by the lease; answers are handled on one thread.
  */
@@ -95,14 +100,13 @@ final class DirLeases implements AutoCloseable {
     boolean knownAt(Handle dir, long ctimeNs);
 
     /**
-     * Makes a closed file or a directory ({@code type}) whose batch was lost (the metadata server
-     * restarted, or the connection dropped before the answer) the ordinary way, with calls of its
-     * own: finds it made already under {@code reserved}, or creates it and records {@code record}
-     * (may be null) with its head bytes ({@code head}, may be null; not taken over). Returns the
-     * object's attributes.
+     * Makes {@code create}, a file or directory of a batch that was lost (the metadata server
+     * restarted, or the connection dropped before the answer), with calls of its own, under its
+     * reserved handle and {@code layout} (null for a directory): finds it made already (then
+     * applies its record and head, if it has them) or sends a {@link MetaOp.ReclaimReq}. Its
+     * head bytes are {@code head} (may be null; not taken over). Returns the object's attributes.
      */
-    Attr recreate(Handle dir, String name, FileType type, Handle reserved, int mode, int uid, int gid,
-        SetattrReq record, long headOffset, ByteBuf head);
+    Attr reclaim(Handle dir, BatchCreate create, Layout layout, ByteBuf head);
 
     /** Applies {@code record}, a leased directory's own changes whose batch was lost, with a call of its own. */
     void record(SetattrReq record);
@@ -114,16 +118,14 @@ final class DirLeases implements AutoCloseable {
     final String name;
     final FileType type;
     final Handle handle;
+    /** The reserved layout (null for a directory). */
+    final Layout layout;
     final int mode;
     final int uid;
     final int gid;
     final long madeNanos;
-    /** The file's head: bytes past it are in its reserved datafiles. */
-    final long headBytes;
     /** Answered (exceptionally with the create's {@link FsException} when it failed). */
     final CompletableFuture<Void> done = new CompletableFuture<>();
-    /** No open of it is left on this client (a lost batch may make it again then). */
-    final CompletableFuture<Void> released = new CompletableFuture<>();
     /** A directory's lease granted with its batch ({@link #leaseFiles}), set before {@link #done} completes. */
     volatile DirLeaseResp grant;
     // guarded by lease
@@ -135,12 +137,19 @@ final class DirLeases implements AutoCloseable {
     long headOffset;
     ByteBuf head;
 
-    Pending(Lease lease, String name, FileType type, Handle handle, int mode, int uid, int gid, long headBytes) {
+    /** Guarded by {@code lease}: its create as a batch carries it, with what its close recorded, if it was. */
+    BatchCreate create(int withLeaseFiles) {
+      int length = head == null ? 0 : head.readableBytes();
+      return new BatchCreate(name, type == FileType.DIRECTORY, withLeaseFiles, handle, mode, uid, gid, record,
+          headOffset, length);
+    }
+
+    Pending(Lease lease, String name, FileType type, Handle handle, Layout layout, int mode, int uid, int gid) {
       this.lease = lease;
-      this.headBytes = headBytes;
       this.name = name;
       this.type = type;
       this.handle = handle;
+      this.layout = layout;
       this.mode = mode;
       this.uid = uid;
       this.gid = gid;
@@ -369,13 +378,12 @@ final class DirLeases implements AutoCloseable {
     }
     boolean dir = type == FileType.DIRECTORY;
     Reserved r = l.reserved.poll();
-    Pending p = new Pending(l, name, type, r.handle(), mode, uid, gid, dir ? 0 : r.layout().headBytes());
+    Pending p = new Pending(l, name, type, r.handle(), dir ? null : r.layout(), mode, uid, gid);
     l.waiting.add(p);
     byFile.put(p.handle, p);
     l.lastCreateNanos = p.madeNanos;
     counters.increment(dir ? "lease.mkdirs" : "lease.creates");
     if (dir) {
-      p.released.complete(null); // never opened: closed from the start
       closeLocked(l, p, null, 0, null);
     }
     if (l.reserved.size() < files / 4) {
@@ -464,11 +472,6 @@ final class DirLeases implements AutoCloseable {
    * not sent yet, it goes with the next batch, closed (with what a flush gave it, if anything).
    */
   void released(Handle h) {
-    Pending p = byFile.get(h);
-    if (p == null) {
-      return;
-    }
-    p.released.complete(null);
     absorb(h, null, 0, null);
   }
 
@@ -545,9 +548,7 @@ final class DirLeases implements AutoCloseable {
     List<BatchCreate> creates = new ArrayList<>(go.size());
     CompositeByteBuf heads = Unpooled.compositeBuffer(Math.max(1, go.size()));
     for (Pending p : go) {
-      int length = p.head == null ? 0 : p.head.readableBytes();
-      creates.add(new BatchCreate(p.name, p.type == FileType.DIRECTORY, p.leaseFiles, p.handle, p.mode, p.uid, p.gid,
-          p.record, p.headOffset, length));
+      creates.add(p.create(p.leaseFiles));
       if (p.head != null) {
         heads.addComponent(true, p.head.retain()); // kept until answered: a lost batch is made again
       }
@@ -663,46 +664,42 @@ final class DirLeases implements AutoCloseable {
   }
 
   /**
-   * A file whose batch was lost ({@code e}) is made again the ordinary way once no open of it is
-   * left here (its open state names the reserved handle), with what its close recorded: at once
-   * when it was released, else when it is (a close not seen yet is kept with it, as under the
-   * lease). It fails when its bytes went past the head (into the reserved datafiles).
+   * A file or directory whose batch was lost ({@code e}) is made again with a call of its own,
+   * under its reserved handle and layout ({@link Host#reclaim}), so an open of it here stays
+   * good and what was written into its datafiles stays its own: with what its close recorded, if
+   * it was closed; else bare, and its close is an ordinary call then (it is sent: {@link #absorb}
+   * takes no close of it any more).
    */
   private void recover(Pending p, FsException e) {
-    if (!p.released.isDone()) {
-      counters.increment("lease.recover-at-release");
-      p.released.thenRunAsync(() -> recover(p, e), recovery);
-      return;
-    }
-    if (p.record != null && p.record.size() > p.headBytes) {
-      fail(p, e); // bytes past the head are in the reserved datafiles
-      return;
+    BatchCreate create;
+    ByteBuf head;
+    synchronized (p.lease) {
+      p.sent = true;
+      create = p.create(0);
+      head = p.head == null ? null : p.head.retainedDuplicate();
     }
     counters.increment("lease.recreated");
     try {
-      Attr a = recreate(p);
+      Attr a = retrying(() -> host.reclaim(p.lease.dir, create, p.layout, head));
       releaseHead(p);
       byFile.remove(p.handle, p);
       p.done.complete(null);
-      if (!a.handle().equals(p.handle)) {
-        LOG.info("file {} in directory {} made again as {} after: {}", p.name, p.lease.dir.hex(), a.handle().hex(),
-            e.getMessage());
-      }
+      LOG.info("{} {} in directory {} made again as {} after: {}", p.type == FileType.DIRECTORY ? "directory" : "file",
+          p.name, p.lease.dir.hex(), a.handle().hex(), e.getMessage());
     } catch (RuntimeException again) {
       fail(p, again instanceof FsException fe ? fe : e);
+    } finally {
+      if (head != null) {
+        head.release();
+      }
     }
   }
 
   /**
-   * Makes {@code p} again with calls of its own, trying again while they fail with EIO (the
-   * metadata server is still not back; each try rides out a restart for up to {@code
-   * rpc.timeout}): a file lost is worse than a late one.
+   * Calls {@code call}, trying again while it fails with EIO (the metadata server is still not
+   * back; each try rides out a restart for up to {@code rpc.timeout}): a file lost is worse than
+   * a late one.
    */
-  private Attr recreate(Pending p) {
-    return retrying(() -> host.recreate(p.lease.dir, p.name, p.type, p.handle, p.mode, p.uid, p.gid, p.record,
-        p.headOffset, p.head));
-  }
-
   /** The changes of a leased directory whose batch was lost ({@code e}), applied with a call of their own. */
   private void reapply(SetattrReq record, FsException e) {
     try {
@@ -717,7 +714,6 @@ final class DirLeases implements AutoCloseable {
     }
   }
 
-  /** {@code call}, tried again while it fails with EIO. */
   private <T> T retrying(java.util.function.Supplier<T> call) {
     for (int attempt = 1; ; attempt++) {
       try {

@@ -3,6 +3,7 @@ package org.flowfs.client;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -42,6 +43,7 @@ import org.flowfs.common.wire.IoOp.SyncReq;
 import org.flowfs.common.wire.IoOp.TruncateReq;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MetaOp;
+import org.flowfs.common.wire.MetaOp.BatchCreate;
 import org.flowfs.common.wire.MetaOp.CreateReq;
 import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.EntryResp;
@@ -57,6 +59,7 @@ import org.flowfs.common.wire.MetaOp.MetaStatfsReq;
 import org.flowfs.common.wire.MetaOp.MetaSyncReq;
 import org.flowfs.common.wire.MetaOp.MetaStatfsResp;
 import org.flowfs.common.wire.MetaOp.ReaddirReq;
+import org.flowfs.common.wire.MetaOp.ReclaimReq;
 import org.flowfs.common.wire.MetaOp.ReaddirResp;
 import org.flowfs.common.wire.MetaOp.ReadlinkReq;
 import org.flowfs.common.wire.MetaOp.RemoveReq;
@@ -188,31 +191,57 @@ public final class FileSystemClient implements AutoCloseable {
     }
 
     @Override
-    public Attr recreate(Handle dir, String name, FileType type, Handle reserved, int mode, int uid, int gid,
-        SetattrReq record, long headOffset, ByteBuf head) {
+    public Attr reclaim(Handle dir, BatchCreate create, Layout layout, ByteBuf head) {
+      leases.settle(dir); // a lease here on the directory now: ended, as for any request naming it
       contents.forget(dir);
-      try {
-        Attr found = meta(new LookupReq(dir, name)).attr();
-        if (!found.handle().equals(reserved)) {
-          throw new FsException(Errno.EEXIST, name + " was made by another client meanwhile");
+      Attr a = madeAs(dir, create);
+      if (a == null) {
+        try {
+          a = metaSettled(new ReclaimReq(dir, create, layout,
+              head == null ? Unpooled.EMPTY_BUFFER : head.retainedDuplicate())).attr();
+        } catch (FsException e) {
+          boolean mayBeUsed = e.errno() == Errno.EINVAL || e.errno() == Errno.ESTALE;
+          if (!mayBeUsed || (a = madeAs(dir, create)) == null) {
+            throw e;
+          }
+          a = recordAgain(create, a, head); // used: the lost batch was made after all
         }
-        attrs.put(found); // the lost batch was made after all
+      } else {
+        a = recordAgain(create, a, head);
+      }
+      names.put(dir, create.name(), a.handle());
+      attrs.put(a);
+      return a;
+    }
+
+    /**
+     * The object of {@code create}, when its name in {@code dir} has it (under its reserved
+     * handle); null when the name is free. @throws FsException EEXIST: another object has it
+     */
+    private Attr madeAs(Handle dir, BatchCreate create) {
+      try {
+        Attr found = metaSettled(new LookupReq(dir, create.name())).attr();
+        if (!found.handle().equals(create.handle())) {
+          throw new FsException(Errno.EEXIST, create.name() + " was made by another client meanwhile");
+        }
         return found;
       } catch (FsException e) {
         if (e.errno() != Errno.ENOENT) {
           throw e;
         }
+        return null;
       }
-      Attr a = meta(new CreateReq(dir, name, type, mode, uid, gid, 0, null, 0)).attr();
-      names.put(dir, name, a.handle());
-      if (record != null) {
-        SetattrReq r = record.of(a.handle());
-        a = head != null && head.isReadable()
-            ? meta(new HeadFlushReq(r, headOffset, head.retainedDuplicate())).attr()
-            : meta(r).attr();
+    }
+
+    /** {@code made}, made by a batch that may not have carried its close: the close's record and head, again. */
+    private Attr recordAgain(BatchCreate create, Attr made, ByteBuf head) {
+      SetattrReq r = create.record();
+      if (r == null) {
+        return made;
       }
-      attrs.put(a);
-      return a;
+      return head != null && head.isReadable()
+          ? metaSettled(new HeadFlushReq(r, create.headOffset(), head.retainedDuplicate())).attr()
+          : metaSettled(r).attr();
     }
 
     @Override
@@ -270,6 +299,15 @@ public final class FileSystemClient implements AutoCloseable {
     if (req instanceof MetaOp op) {
       leases.settle(op); // this client's own leases never hold its requests back
     }
+    return metaSettled(req);
+  }
+
+  /**
+   * {@link #meta} for a request whose leases are readied already: the calls that make a lost
+   * batch's file again name that file, which waits for them ({@link DirLeases#settle} would wait
+   * for itself).
+   */
+  private <R extends Message> R metaSettled(Req<R> req) {
     if (req instanceof HasPayload p) {
       try {
         return metaRetrying(req, p);

@@ -155,20 +155,23 @@ class DirLeasesTest {
     }
 
     final List<String> recreated = new ArrayList<>();
+    /** The layouts the files made again brought (null for a directory). */
+    final List<Layout> reclaimedLayouts = new ArrayList<>();
     /** Recreates that fail with EIO first (the server is not back yet). */
     volatile int recreateFailures;
 
     @Override
-    public synchronized Attr recreate(Handle dir, String name, FileType type, Handle reserved, int mode, int uid,
-        int gid, SetattrReq record, long headOffset, ByteBuf head) {
+    public synchronized Attr reclaim(Handle dir, BatchCreate c, Layout layout, ByteBuf head) {
       if (recreateFailures > 0) {
         recreateFailures--;
         throw new FsException(Errno.EIO, "connection refused");
       }
-      recreated.add(name + (type == FileType.DIRECTORY ? "/" : "") + ":"
-          + (head == null ? "" : head.toString(StandardCharsets.UTF_8)) + ":" + (record == null ? -1 : record.size()));
-      return new Attr(Handle.of(Handle.META_SERVER, 99_000 + recreated.size()), type, mode, uid, gid, 1,
-          0, 1, 1, 1, 0, null);
+      assertEquals(head == null ? 0 : head.readableBytes(), c.headLength());
+      assertEquals(0, c.leaseFiles());
+      recreated.add(c.name() + (c.directory() ? "/" : "") + ":"
+          + (head == null ? "" : head.toString(StandardCharsets.UTF_8)) + ":" + (c.record() == null ? -1 : c.record().size()));
+      reclaimedLayouts.add(layout);
+      return new Attr(c.handle(), c.type(), c.mode(), c.uid(), c.gid(), 1, 0, 1, 1, 1, 0, layout);
     }
   }
 
@@ -452,7 +455,7 @@ class DirLeasesTest {
   }
 
   @Test
-  void aLostLease_makesItsClosedFilesAgain_oneByOne_anOpenOneWhenItIsClosed() throws Exception {
+  void aLostLease_makesItsFilesAgain_oneByOne_underTheirReservations_openOnesAtOnce() throws Exception {
     granted();
     server.stale = true;
     Attr small = make("small");
@@ -463,22 +466,16 @@ class DirLeasesTest {
     leases.released(small.handle());
     leases.released(big.handle());
     leases.settle(small.handle());
-    assertEquals(List.of("small:bytes:5"), server.recreated, "a closed file within its head is made again");
-    for (int i = 0; i < 2500 && server.failed.isEmpty(); i++) {
-      Thread.sleep(2);
-    }
-    // bytes in the lost reservation's datafiles name what was lost
-    assertEquals(List.of("big"), server.failed);
-    assertEquals(1, counters.get("lease.create-failed"));
+    leases.settle(big.handle());
+    leases.settle(open.handle()); // made bare at once: an open of it is good, and waits for nothing
+    assertEquals(List.of("small:bytes:5", "big::1048576", "open::-1"), server.recreated);
+    assertEquals(List.of(small.layout(), big.layout(), open.layout()), server.reclaimedLayouts,
+        "under the reserved layouts: bytes in their datafiles stay theirs");
+    assertEquals(List.of(), server.failed);
+    assertEquals(0, counters.get("lease.create-failed"));
     assertFalse(leases.holds(DIR));
-    // the open one waits for its close, however late, and is made again with what the close kept
-    Thread.sleep(300);
-    assertEquals(List.of("small:bytes:5"), server.recreated);
-    assertTrue(leases.absorb(open.handle(), record(open.handle(), 4), 0, bytes("late")), "its close is kept with it");
-    leases.released(open.handle());
-    leases.settle(open.handle());
-    assertEquals(List.of("small:bytes:5", "open:late:4"), server.recreated);
-    assertEquals(List.of("big"), server.failed);
+    assertFalse(leases.absorb(open.handle(), record(open.handle(), 4), 0, bytes("late")),
+        "its close is an ordinary call now");
   }
 
   @Test
@@ -496,19 +493,15 @@ class DirLeasesTest {
   }
 
   @Test
-  void aFileSentOpen_inALostBatch_isMadeAgainAtItsClose() throws Exception {
+  void aFileSentOpen_inALostBatch_isMadeAgainAtOnce_andAFlushWaitingForItGoesOn() throws Exception {
     granted();
     Attr open = make("open");
     server.stale = true;
-    CompletableFuture<Void> settled = CompletableFuture.runAsync(() -> leases.settle(open.handle()));
+    leases.settle(open.handle()); // a flush of the open file: sent, lost, made again; no wait for its close
     assertNotNull(server.batches.poll(5, TimeUnit.SECONDS), "sent open");
-    Thread.sleep(100);
-    assertFalse(settled.isDone(), "made again once closed");
-    assertTrue(leases.absorb(open.handle(), record(open.handle(), 3), 0, bytes("end")), "the lost batch gave it back");
-    leases.released(open.handle());
-    settled.get(5, TimeUnit.SECONDS);
-    assertEquals(List.of("open:end:3"), server.recreated);
+    assertEquals(List.of("open::-1"), server.recreated);
     assertEquals(List.of(), server.failed);
+    assertFalse(leases.absorb(open.handle(), record(open.handle(), 3), 0, bytes("end")), "its close is an ordinary call");
   }
 
   @Test

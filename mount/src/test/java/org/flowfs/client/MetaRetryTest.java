@@ -7,7 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Counters;
@@ -15,13 +20,19 @@ import org.flowfs.common.Errno;
 import org.flowfs.common.FileType;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
+import org.flowfs.common.Layout;
 import org.flowfs.common.config.FlowFsConfig;
 import org.flowfs.common.rpc.Access;
 import org.flowfs.common.rpc.NetRuntime;
 import org.flowfs.common.rpc.OpTable;
 import org.flowfs.common.rpc.RpcServer;
 import org.flowfs.common.wire.MessageRegistry;
+import org.flowfs.common.wire.MetaOp.CreateBatchReq;
 import org.flowfs.common.wire.MetaOp.CreateReq;
+import org.flowfs.common.wire.MetaOp.DirLeaseReq;
+import org.flowfs.common.wire.MetaOp.DirLeaseResp;
+import org.flowfs.common.wire.MetaOp.HeadFlushReq;
+import org.flowfs.common.wire.MetaOp.Reserved;
 import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.LookupReq;
@@ -88,6 +99,66 @@ class MetaRetryTest {
     server = new RpcServer("stand-in metaserver", net, new InetSocketAddress("127.0.0.1", port), ops,
         config(port, "5s").rpc(), MessageRegistry.DEFAULT, new Counters());
     server.start();
+  }
+
+  /**
+   * A batch the server made but whose answer was lost with the connection: the file, closed
+   * under the lease, is found under its reserved handle when it is made again, and what its close
+   * recorded is applied again, with calls that do not wait for the file's own recovery.
+   */
+  @Test
+  void aLeasedBatch_madeButUnanswered_isFound_andItsCloseRecordedAgain() throws Exception {
+    int port = freePort();
+    Attr root = new Attr(Handle.ROOT, FileType.DIRECTORY, 0755, 0, 0, 3, 4096, 1, 1, 1, 0, null);
+    Attr dir = new Attr(Handle.of(0, 7), FileType.DIRECTORY, 0755, 0, 0, 2, 4096, 5, 5, 5, 0, null);
+    Handle reserved = Handle.of(0, 100);
+    Layout layout = new Layout(new org.flowfs.common.dist.Basic().spec(), List.of(Handle.of(1, 1)), 65536);
+    Attr file = new Attr(reserved, FileType.REGULAR, 0644, 0, 0, 1, 0, 6, 6, 6, 0, layout);
+    List<String> calls = new CopyOnWriteArrayList<>();
+    CompletableFuture<HeadFlushReq> headFlushed = new CompletableFuture<>();
+    OpTable ops = new OpTable();
+    ops.async(GetattrReq.class, Access.READ_ONLY, (q, ctx) -> CompletableFuture.completedFuture(
+        new EntryResp(q.handle().equals(Handle.ROOT) ? root : q.handle().equals(reserved) ? file : dir)));
+    ops.async(CreateReq.class, Access.MODIFY, (q, ctx) -> CompletableFuture.completedFuture(new EntryResp(dir, 1)));
+    List<Reserved> files = new java.util.ArrayList<>(); // as many as the client asks for: no top-up batch
+    for (int i = 0; i < 32; i++) {
+      files.add(new Reserved(Handle.of(0, reserved.local() + i), layout));
+    }
+    ops.async(DirLeaseReq.class, Access.MODIFY, (q, ctx) -> CompletableFuture.completedFuture(
+        new DirLeaseResp(42, dir.ctimeNs(), 3_000_000_000L, files.subList(0, q.files()))));
+    ops.async(CreateBatchReq.class, Access.MODIFY, (q, ctx) -> {
+      q.payload().release();
+      calls.add("batch " + q.creates().stream().map(c -> c.name()).toList());
+      ctx.channel().close(); // made, but the answer never leaves
+      return new CompletableFuture<>();
+    });
+    ops.async(LookupReq.class, Access.READ_ONLY, (q, ctx) -> {
+      calls.add("lookup " + q.name());
+      return q.name().equals("f") && calls.contains("batch [f]")
+          ? CompletableFuture.completedFuture(new EntryResp(file))
+          : CompletableFuture.failedFuture(new FsException(Errno.ENOENT, q.name()));
+    });
+    ops.async(HeadFlushReq.class, Access.MODIFY, (q, ctx) -> {
+      calls.add("head-flush " + q.payload().readableBytes());
+      q.payload().release();
+      headFlushed.complete(q);
+      return CompletableFuture.completedFuture(new EntryResp(file));
+    });
+    server = new RpcServer("stand-in metaserver", net, new InetSocketAddress("127.0.0.1", port), ops,
+        config(port, "5s").rpc(), MessageRegistry.DEFAULT, new Counters());
+    server.start();
+    client = new FileSystemClient(config(port, "5s"), net);
+    client.mkdir("/d", 0755, Caller.ROOT);
+    OpenFile f = client.create("/d/f", 0644, 0, Caller.ROOT);
+    assertEquals(reserved, f.state().handle, "made under the lease");
+    client.write(f, 0, Unpooled.wrappedBuffer("hello".getBytes(StandardCharsets.UTF_8)));
+    client.flush(f);
+    client.release(f);
+    HeadFlushReq again = headFlushed.get(4, TimeUnit.SECONDS); // within one rpc.timeout: nothing waited for itself
+    assertEquals(reserved, again.record().handle());
+    assertEquals(5, again.record().size());
+    assertEquals(List.of("batch [f]", "lookup f", "head-flush 5"), calls.stream().filter(c -> !c.equals("lookup d")).toList());
+    assertEquals(1L, client.counters().snapshot().get("lease.recreated"));
   }
 
   @Test

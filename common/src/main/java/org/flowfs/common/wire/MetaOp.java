@@ -547,6 +547,34 @@ public sealed interface MetaOp extends Message {
    */
   record BatchResult(Attr attr, long parentWasNs, int errno, DirLeaseResp lease) {}
 
+  /**
+   * Makes, with a call of its own, a file or directory a lease holder made under its lease whose
+   * batch was lost (the metadata server restarted, or the connection dropped before the answer):
+   * {@code create} as its batch had it (no {@code leaseFiles}), with its reserved handle, which
+   * the file keeps, and so keeps what was written into its reserved datafiles; its head bytes
+   * follow in {@code payload}. {@code layout} is the layout the reservation came with (null for a
+   * directory). The server takes the reservation back from the expired lease that left it unused
+   * (its own layout counts), or, for a handle reserved before the server last started, whose
+   * reservations it no longer knows, takes this layout. Answered as {@link CreateReq}; ESTALE
+   * when the server knows no reservation of a handle it handed out (taken back with its
+   * datafiles, or used: the lost batch may have been made after all); EINVAL for a handle from
+   * before that is in use, or one never handed out. Waits for a lease on {@code dir}, as a
+   * create does.
+   */
+  @Wire(155)
+  record ReclaimReq(Handle dir, BatchCreate create, Layout layout, ByteBuf payload)
+      implements MetaOp, HasPayload, Req<EntryResp> {
+    @Override
+    public List<Handle> named() {
+      return List.of(dir());
+    }
+
+    public ReclaimReq {
+      Objects.requireNonNull(dir, "dir");
+      Objects.requireNonNull(create, "create");
+    }
+  }
+
   // ---- fsck (flowfs fsck): read-only unless repairing ------------------------------------------
 
   /** The most problems one {@link FsckNamespaceResp} lists (it counts them all). */
