@@ -23,7 +23,9 @@ import org.flowfs.common.Handle;
  * <p>What another client does to a known directory shows here within {@code client.entry-timeout}
  * of this client's last confirmed change there, as a name another client removed does for the
  * names every lookup caches: the names are trusted for that long after the last answer that
- * confirmed them, then forgotten.
+ * confirmed them. They are kept after that, untrusted, until an answer shows whether the
+ * directory's ctime is still the one they are at: this client's next change there (its {@code
+ * parentWasNs}), or the grant of a lease on it ({@link #confirm}).
  *
  * <p>Bounded: at most {@value #MAX_NAMES} names over all known directories (each weighs its
  * names), and {@value #MAX_DIR_NAMES} in one. Thread safe.
@@ -76,12 +78,11 @@ final class DirContents {
       return false;
     }
     synchronized (k) {
-      if (System.nanoTime() - k.confirmedNanos < ttlNanos) {
-        return !k.names.contains(name);
-      }
+      // past the timeout: ask the server, but keep the names: a change of this client's own
+      // ({@link #changed}) or a lease's grant ({@link #confirm}) that follows the ctime they are
+      // at shows that they are still all the names
+      return System.nanoTime() - k.confirmedNanos < ttlNanos && !k.names.contains(name);
     }
-    dirs.asMap().remove(dir, k);
-    return false;
   }
 
   /**
@@ -135,15 +136,26 @@ final class DirContents {
     }
   }
 
-  /** Whether {@code dir} is known and its ctime after the last change known here is {@code ctimeNs}. */
-  boolean knownAt(Handle dir, long ctimeNs) {
+  /**
+   * The metadata server read {@code dir}'s ctime as {@code ctimeNs} in answer to a request asked
+   * for at {@code askedNanos} (a lease's grant): when that is the ctime after the last change
+   * known here, the names known are all the names still, however long ago they were last
+   * confirmed, and are trusted from then on; true. Otherwise they are forgotten (another client
+   * changed the directory); false.
+   */
+  boolean confirm(Handle dir, long ctimeNs, long askedNanos) {
     Known k = dirs.getIfPresent(dir);
     if (k == null) {
       return false;
     }
     synchronized (k) {
-      return k.ctimeNs == ctimeNs && System.nanoTime() - k.confirmedNanos < ttlNanos;
+      if (k.ctimeNs == ctimeNs) {
+        k.confirmedNanos = Math.max(k.confirmedNanos, askedNanos);
+        return true;
+      }
     }
+    dirs.asMap().remove(dir, k);
+    return false;
   }
 
   /** Whatever this client knew of {@code dir}'s names may be wrong now. */
@@ -151,7 +163,7 @@ final class DirContents {
     dirs.invalidate(dir);
   }
 
-  /** Whether {@code dir} is known (its names may be too old to trust by now: see {@link #absent}). */
+  /** Whether {@code dir} is known (its names may be too old to trust by now, until {@link #confirm}ed: see {@link #absent}). */
   boolean known(Handle dir) {
     return dirs.getIfPresent(dir) != null;
   }

@@ -96,8 +96,11 @@ final class DirLeases implements AutoCloseable {
     /** A create made here failed (or it is not known whether it was made): forget what was cached of it. */
     void failed(Handle dir, String name, Handle file);
 
-    /** Whether every name of {@code dir} is known here, at ctime {@code ctimeNs}. */
-    boolean knownAt(Handle dir, long ctimeNs);
+    /**
+     * Whether every name of {@code dir} is known here, at ctime {@code ctimeNs}, which the server
+     * read for a grant asked for at {@code askedNanos}: they are trusted from then on.
+     */
+    boolean knownAt(Handle dir, long ctimeNs, long askedNanos);
 
     /**
      * Makes {@code create}, a file or directory of a batch that was lost (the metadata server
@@ -256,6 +259,7 @@ final class DirLeases implements AutoCloseable {
     }
     counters.increment("lease.asked");
     Pending made = byFile.get(dir); // a directory made here: the server knows it once its batch is answered
+    long askedNanos = System.nanoTime();
     CompletableFuture<DirLeaseResp> grant;
     if (made == null) {
       grant = host.send(new DirLeaseReq(dir, files));
@@ -276,7 +280,7 @@ final class DirLeases implements AutoCloseable {
     }
     grant.whenCompleteAsync((r, err) -> {
       try {
-        granted(dir, r, err);
+        granted(dir, r, err, askedNanos);
       } finally {
         asked.remove(dir, mine);
         mine.complete(null);
@@ -284,7 +288,7 @@ final class DirLeases implements AutoCloseable {
     }, timer);
   }
 
-  private void granted(Handle dir, DirLeaseResp r, Throwable err) {
+  private void granted(Handle dir, DirLeaseResp r, Throwable err, long askedNanos) {
     if (err != null || r.lease() == 0) {
       counters.increment("lease.refused");
       if (refused.size() < 10_000) {
@@ -294,7 +298,7 @@ final class DirLeases implements AutoCloseable {
     }
     Lease l = new Lease(dir, r.lease(), r.reserved());
     synchronized (l) {
-      if (!host.knownAt(dir, r.ctimeNs())) {
+      if (!host.knownAt(dir, r.ctimeNs(), askedNanos)) {
         // the directory changed in between (another client, or a change of this one answered
         // since): its names are not all known, give the lease back at once
         counters.increment("lease.stale");

@@ -186,8 +186,8 @@ public final class FileSystemClient implements AutoCloseable {
     }
 
     @Override
-    public boolean knownAt(Handle dir, long ctimeNs) {
-      return contents.knownAt(dir, ctimeNs);
+    public boolean knownAt(Handle dir, long ctimeNs, long askedNanos) {
+      return contents.confirm(dir, ctimeNs, askedNanos);
     }
 
     @Override

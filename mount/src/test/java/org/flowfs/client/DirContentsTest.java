@@ -49,11 +49,26 @@ class DirContentsTest {
     DirContents c = new DirContents(Duration.ofSeconds(10));
     c.made(D, 100, System.nanoTime() - 20 * second); // asked for 20 s ago
     assertFalse(c.absent(D, "b"), "past the timeout: ask the server");
-    assertFalse(c.known(D));
-    c.made(D, 100, System.nanoTime() - 20 * second);
-    c.changed(D, "a", true, 100, 200, System.nanoTime() - second); // a change confirmed them 1 s ago
+    assertTrue(c.known(D), "kept, untrusted");
+    c.changed(D, "a", true, 100, 200, System.nanoTime() - second); // a change that follows them, 1 s ago
     assertTrue(c.absent(D, "b"));
     assertFalse(c.absent(D, "a"));
+  }
+
+  @Test
+  void namesPastTheTimeout_areTrustedAgain_byAGrantAtTheirCtime_andForgottenByOneAtAnother() {
+    long second = Duration.ofSeconds(1).toNanos();
+    DirContents c = new DirContents(Duration.ofSeconds(10));
+    c.made(D, 100, System.nanoTime() - 20 * second);
+    c.changed(D, "a", true, 100, 200, System.nanoTime() - 20 * second);
+    assertFalse(c.absent(D, "b"), "past the timeout");
+    assertTrue(c.confirm(D, 200, System.nanoTime()), "nothing changed the directory since: its ctime says so");
+    assertTrue(c.absent(D, "b"));
+    assertFalse(c.absent(D, "a"));
+    assertFalse(c.confirm(D, 250, System.nanoTime()), "another client changed it");
+    assertFalse(c.known(D));
+    assertFalse(c.absent(D, "b"));
+    assertFalse(c.confirm(D, 250, System.nanoTime()), "not known");
   }
 
   @Test

@@ -142,7 +142,7 @@ class DirLeasesTest {
     }
 
     @Override
-    public boolean knownAt(Handle dir, long ctimeNs) {
+    public boolean knownAt(Handle dir, long ctimeNs, long askedNanos) {
       return ctimeNs == knownCtime;
     }
 

@@ -62,6 +62,31 @@ class BatchedCreatesTest {
   }
 
   /**
+   * A directory made here and left alone for longer than the entry timeout (1 s): its names are
+   * no longer trusted for lookups, but the ctime a lease's grant reports shows that nothing
+   * changed it, so the files made in it later go in batches all the same. After another client
+   * made a file in it, its names are forgotten and no lease is taken there.
+   */
+  @Test
+  void aDirectoryIdlePastTheEntryTimeout_stillTakesALease_untilAnotherClientChangesIt() throws Exception {
+    Sh.ok(m, "mkdir b5 b6");
+    Thread.sleep(1500);
+    long creates = fs.counter("lease.creates");
+    Sh.ok(m, "cd b5 && for i in $(seq 100); do echo $i > f$i; done");
+    long batched = fs.counter("lease.creates") - creates;
+    assertTrue(batched >= 90, batched + " of 100 creates made under a lease");
+    try (OtherClient other = new OtherClient(fs)) {
+      other.create("/b6/theirs", new byte[] {1});
+    }
+    Thread.sleep(1500);
+    long before = fs.counter("lease.creates");
+    Sh.ok(m, "cd b6 && for i in $(seq 20); do echo $i > f$i; done");
+    assertEquals(before, fs.counter("lease.creates"), "names another client changed are not leased on");
+    assertEquals("21", Sh.ok(m, "ls b6 | wc -l").strip());
+    assertEquals("100", Sh.ok(m, "ls b5 | wc -l").strip());
+  }
+
+  /**
    * A writer makes files in the mount and notes each name (in a local file) once its close
    * returned; another client, meanwhile, reads every name noted so far: each must be there whole.
    * Its requests touch the leased directory, so they wait for the writer's batches (a recall).
