@@ -70,6 +70,8 @@ final class DirLeaseOps {
   private final Counters counters;
   private final DirLeases.Scheduler scheduler;
   private final long graceNs;
+  /** Where a grant lists a directory's names (not the event loop). */
+  private final Executor readers;
   /**
    * The unused reservations of expired leases, claimable by {@link ReclaimReq} for {@link
    * #GRACE}: a holder whose batch was lost makes its files again under their reserved handles.
@@ -89,8 +91,9 @@ final class DirLeaseOps {
    * expired one's unused reservations kept for {@code grace}.
    */
   DirLeaseOps(MetadataStore store, FileLayouts layouts, DatafileReaper reaper, Counters counters,
-      java.time.Duration term, java.time.Duration grace, DirLeases.Scheduler scheduler) {
+      java.time.Duration term, java.time.Duration grace, DirLeases.Scheduler scheduler, Executor readers) {
     this.graceNs = grace.toNanos();
+    this.readers = readers;
     this.store = store;
     this.layouts = layouts;
     this.reaper = reaper;
@@ -208,7 +211,23 @@ final class DirLeaseOps {
     CompletableFuture<Void> quiet = gate.quiet(q.dir());
     CompletableFuture<Reservations> reserved = quiet.isDone() ? reserve(q.dir(), q.files())
         : quiet.thenComposeAsync(v -> reserve(q.dir(), q.files()), loop);
-    return answer(l, reserved);
+    if (!q.names()) {
+      return answer(l, reserved);
+    }
+    // no change of the directory comes between the reservation's ctime and this listing: the
+    // lease holds back every change admitted after it, and those before are done
+    return answer(l, reserved.thenApplyAsync(r -> r.with(names(q.dir())), readers));
+  }
+
+  /** Every name in {@code dir}, or null when there are more than {@link MetaOp#MAX_LEASE_NAMES}. */
+  private List<String> names(Handle dir) {
+    MetadataStore.DirPage page = store.readdir(dir, null, MetaOp.MAX_LEASE_NAMES + 1, false);
+    if (!page.eof() || page.entries().size() > MetaOp.MAX_LEASE_NAMES) {
+      return null;
+    }
+    List<String> out = new ArrayList<>(page.entries().size());
+    page.entries().forEach(e -> out.add(e.name()));
+    return out;
   }
 
   /**
@@ -217,16 +236,17 @@ final class DirLeaseOps {
    */
   private CompletableFuture<DirLeaseResp> answer(Lease l, CompletableFuture<Reservations> reserved) {
     return reserved.handle((r, err) -> {
-      if (err == null && leases.reserve(l, r.files())) {
-        counters.increment("lease.granted");
-        return new DirLeaseResp(l.id(), r.dirCtimeNs(), leases.termNs(), r.files());
+      boolean tooMany = err == null && r.listed() && r.names() == null;
+      if (err == null && !tooMany && leases.reserve(l, r.files())) {
+        counters.increment(r.listed() ? "lease.granted-listed" : "lease.granted");
+        return new DirLeaseResp(l.id(), r.dirCtimeNs(), leases.termNs(), r.files(), r.names());
       }
       leases.end(l); // its waiting requests run
       if (err != null) {
         throw new FsException(Errno.from(err), "cannot reserve files for a lease on " + l.dir() + ": "
             + Errno.unwrap(err).getMessage());
       }
-      r.files().forEach(f -> layouts.giveBack(f.layout())); // expired meanwhile: nobody saw them
+      r.files().forEach(f -> layouts.giveBack(f.layout())); // expired meanwhile, or too many names: nobody saw them
       counters.increment("lease.refused");
       return REFUSED;
     });
@@ -258,8 +278,19 @@ final class DirLeaseOps {
     });
   }
 
-  /** Reserved files and the directory's ctime when their handles were handed out. */
-  private record Reservations(List<Reserved> files, long dirCtimeNs) {}
+  /**
+   * Reserved files and the directory's ctime when their handles were handed out; its names then,
+   * when {@code listed} (null: too many).
+   */
+  private record Reservations(List<Reserved> files, long dirCtimeNs, boolean listed, List<String> names) {
+    Reservations(List<Reserved> files, long dirCtimeNs) {
+      this(files, dirCtimeNs, false, null);
+    }
+
+    Reservations with(List<String> names) {
+      return new Reservations(files, dirCtimeNs, true, names);
+    }
+  }
 
   /**
    * Reserves {@code n} files in {@code dir}: the handles first (the ctime is read in the same

@@ -110,7 +110,7 @@ public final class MetaServer implements AutoCloseable {
     this.layouts = new FileLayouts(config, pools, store);
     this.leaseTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreads("meta-leases"));
     this.leaseOps = new DirLeaseOps(store, layouts, reaper, counters, leaseTerm, grace,
-        (delayNs, task) -> leaseTimer.schedule(task, delayNs, TimeUnit.NANOSECONDS));
+        (delayNs, task) -> leaseTimer.schedule(task, delayNs, TimeUnit.NANOSECONDS), readers);
     this.leases = leaseOps.leases();
     this.rpc = new RpcServer("metaserver", net, config.meta().address(), ops(), config.rpc(), MessageRegistry.DEFAULT, counters);
   }

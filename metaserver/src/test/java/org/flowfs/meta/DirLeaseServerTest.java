@@ -30,6 +30,7 @@ import org.flowfs.common.Layout;
 import org.flowfs.common.rpc.NetRuntime;
 import org.flowfs.common.rpc.RpcClient;
 import org.flowfs.common.wire.LeakCheck;
+import org.flowfs.common.wire.MetaOp;
 import org.flowfs.common.wire.MetaOp.BatchCreate;
 import org.flowfs.common.wire.MetaOp.BatchResult;
 import org.flowfs.common.wire.MetaOp.CreateBatchReq;
@@ -140,6 +141,38 @@ class DirLeaseServerTest {
     assertEquals(List.of(), end.results());
     assertTrue(reservedByServer().containsAll(datafiles), "given back to the pools");
     assertNotEquals(0, call(other, new DirLeaseReq(d, 1)).lease());
+  }
+
+  @Test
+  void lease_withTheNames_listsTheDirectoryAtTheCtimeItReports_andRefusesOneTooBig() throws Exception {
+    for (String n : List.of("b", "a", "c")) {
+      call(other, new CreateReq(d, n, FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    }
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 2, true));
+    assertNotEquals(0, r.lease());
+    assertEquals(Set.of("a", "b", "c"), new HashSet<>(r.names()));
+    assertEquals(meta.server().store().getattr(d).ctimeNs(), r.ctimeNs());
+    assertEquals(1, meta.server().counters().get("lease.granted-listed"));
+    assertNull(call(other, new DirLeaseReq(d, 1)).names(), "refused, and not asked");
+    // a directory of more names than a grant lists: refused, its reservation given back
+    CreateBatchResp filled = null;
+    long lease = r.lease();
+    List<Reserved> free = new ArrayList<>(r.reserved());
+    int made = 3;
+    while (made <= MetaOp.MAX_LEASE_NAMES) {
+      List<BatchCreate> creates = new ArrayList<>();
+      for (Reserved f : free) {
+        creates.add(create("n" + made++, f));
+      }
+      filled = batch(lease, creates, false, MetaOp.MAX_LEASE_FILES);
+      free = filled.reserved();
+    }
+    batch(lease, List.of(), true, 0);
+    assertTrue(filled.results().stream().allMatch(b -> b.errno() == 0));
+    DirLeaseResp big = call(holder, new DirLeaseReq(d, 2, true));
+    assertEquals(0, big.lease(), MetaOp.MAX_LEASE_NAMES + 1 + " names");
+    assertNull(big.names());
+    assertNotEquals(0, call(other, new DirLeaseReq(d, 1)).lease(), "the refused one was ended");
   }
 
   @Test

@@ -12,7 +12,8 @@ import org.flowfs.common.Handle;
  * hold is ENOENT without a round trip (creating a file or a directory starts with such a lookup:
  * the kernel asks whether the name exists before it asks to create it).
  *
- * <p>A directory becomes known when this client makes it (it is empty then) and stays known
+ * <p>A directory becomes known when this client makes it (it is empty then), or when a lease's
+ * grant lists its names ({@link #listed}), and stays known
  * through this client's own changes of its entries, each of which the metadata server answers
  * with the directory's ctime before the change ({@code parentWasNs}, NFS's weak cache consistency
  * data): when that is the ctime this client last saw, no other change came between, and the
@@ -69,6 +70,20 @@ final class DirContents {
     if (ttlNanos > 0) {
       dirs.put(dir, new Known(ctimeNs, askedNanos));
     }
+  }
+
+  /**
+   * Every name of {@code dir} at ctime {@code ctimeNs}, as the metadata server listed them for a
+   * request asked for at {@code askedNanos} (a lease's grant): known from now on.
+   */
+  void listed(Handle dir, java.util.Collection<String> names, long ctimeNs, long askedNanos) {
+    if (ttlNanos <= 0 || names.size() >= MAX_DIR_NAMES) {
+      return;
+    }
+    Known k = new Known(ctimeNs, askedNanos);
+    k.names.addAll(names);
+    k.weighed = names.size();
+    dirs.put(dir, k);
   }
 
   /** True when {@code dir} is known and does not hold {@code name}: a lookup of it is ENOENT. */

@@ -1,5 +1,7 @@
 package org.flowfs.client;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
@@ -14,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Counters;
@@ -101,6 +104,9 @@ final class DirLeases implements AutoCloseable {
      * read for a grant asked for at {@code askedNanos}: they are trusted from then on.
      */
     boolean knownAt(Handle dir, long ctimeNs, long askedNanos);
+
+    /** Every name of {@code dir} at ctime {@code ctimeNs}, as a grant asked for at {@code askedNanos} listed them. */
+    void listed(Handle dir, List<String> names, long ctimeNs, long askedNanos);
 
     /**
      * Makes {@code create}, a file or directory of a batch that was lost (the metadata server
@@ -198,6 +204,19 @@ final class DirLeases implements AutoCloseable {
   private final Map<Handle, Long> refused = new ConcurrentHashMap<>();
   /** How long a refusal stands (another client holds a lease there, or the directory is set-group-id). */
   static final long REFUSED_NANOS = 1_000_000_000;
+  /**
+   * Directories not asked for a lease with their names ({@link #wantListed}) before when: one
+   * was refused there (another client holds a lease, or too many names), or recalled (another
+   * client works there too: leases would pass to and fro).
+   */
+  private final Map<Handle, Long> noListing = new ConcurrentHashMap<>();
+  /** How long a directory is not asked for a lease with its names after a refusal or a recall. */
+  static final long NO_LISTING_NANOS = 30_000_000_000L;
+  /** Creates of their own in a directory whose names are not known here, within a while, before a lease with its names is asked for. */
+  static final int LISTING_AFTER = 8;
+  /** Those creates per directory, for about two seconds from the first. */
+  private final Cache<Handle, AtomicInteger> unlisted =
+      Caffeine.newBuilder().maximumSize(4096).expireAfterWrite(Duration.ofSeconds(2)).executor(Runnable::run).build();
   /** Leases asked for and not answered yet. */
   private final Map<Handle, CompletableFuture<Void>> asked = new ConcurrentHashMap<>();
   private final ScheduledExecutorService timer =
@@ -243,26 +262,64 @@ final class DirLeases implements AutoCloseable {
    * caller knows every name of {@code dir}.
    */
   void want(Handle dir) {
-    if (files == 0 || byDir.containsKey(dir)) {
+    ask(dir, false);
+  }
+
+  /**
+   * Asks for a lease on {@code dir}, whose names this client does not know, with the names
+   * ({@link DirLeaseReq#names()}): a directory it did not make, or whose names it forgot. Not
+   * when one was refused or recalled there within {@link #NO_LISTING_NANOS}.
+   */
+  void wantListed(Handle dir) {
+    if (!standing(noListing, dir)) {
+      ask(dir, true);
+    }
+  }
+
+  /**
+   * A create in {@code dir}, whose names this client does not know, is about to be a call of its
+   * own: after {@link #LISTING_AFTER} of them within a couple of seconds, a lease with the names
+   * is asked for ({@link #wantListed}), and this create waits for it. A job writing many files
+   * into a directory it did not make creates them under a lease too; a lone create does not pay
+   * for a listing.
+   */
+  void unlistedCreate(Handle dir) {
+    if (files == 0) {
       return;
     }
-    Long until = refused.get(dir);
-    if (until != null) {
-      if (System.nanoTime() - until < 0) {
-        return;
-      }
-      refused.remove(dir, until);
+    if (unlisted.get(dir, k -> new AtomicInteger()).incrementAndGet() >= LISTING_AFTER) {
+      unlisted.invalidate(dir);
+      wantListed(dir);
+    }
+  }
+
+  /** Whether a mark of {@code dir} in {@code marks} stands now (an old one is taken out). */
+  private static boolean standing(Map<Handle, Long> marks, Handle dir) {
+    Long until = marks.get(dir);
+    if (until == null) {
+      return false;
+    }
+    if (System.nanoTime() - until < 0) {
+      return true;
+    }
+    marks.remove(dir, until);
+    return false;
+  }
+
+  private void ask(Handle dir, boolean withNames) {
+    if (files == 0 || byDir.containsKey(dir) || standing(refused, dir)) {
+      return;
     }
     CompletableFuture<Void> mine = new CompletableFuture<>();
     if (asked.putIfAbsent(dir, mine) != null) {
       return;
     }
-    counters.increment("lease.asked");
-    Pending made = byFile.get(dir); // a directory made here: the server knows it once its batch is answered
+    counters.increment(withNames ? "lease.asked-listed" : "lease.asked");
+    Pending made = withNames ? null : byFile.get(dir); // a directory made here: the server knows it once its batch is answered
     long askedNanos = System.nanoTime();
     CompletableFuture<DirLeaseResp> grant;
     if (made == null) {
-      grant = host.send(new DirLeaseReq(dir, files));
+      grant = host.send(new DirLeaseReq(dir, files, withNames));
     } else {
       synchronized (made.lease) {
         if (!made.sent) {
@@ -280,7 +337,7 @@ final class DirLeases implements AutoCloseable {
     }
     grant.whenCompleteAsync((r, err) -> {
       try {
-        granted(dir, r, err, askedNanos);
+        granted(dir, r, err, askedNanos, withNames);
       } finally {
         asked.remove(dir, mine);
         mine.complete(null);
@@ -288,13 +345,18 @@ final class DirLeases implements AutoCloseable {
     }, timer);
   }
 
-  private void granted(Handle dir, DirLeaseResp r, Throwable err, long askedNanos) {
+  private void granted(Handle dir, DirLeaseResp r, Throwable err, long askedNanos, boolean withNames) {
+    boolean listed = withNames && err == null && r.names() != null;
     if (err != null || r.lease() == 0) {
       counters.increment("lease.refused");
-      if (refused.size() < 10_000) {
-        refused.put(dir, System.nanoTime() + REFUSED_NANOS);
+      mark(refused, dir, REFUSED_NANOS);
+      if (withNames) {
+        mark(noListing, dir, NO_LISTING_NANOS); // too many names, or another client holds a lease there
       }
       return;
+    }
+    if (listed) {
+      host.listed(dir, r.names(), r.ctimeNs(), askedNanos);
     }
     Lease l = new Lease(dir, r.lease(), r.reserved());
     synchronized (l) {
@@ -310,6 +372,13 @@ final class DirLeases implements AutoCloseable {
     }
     counters.increment("lease.granted");
     timer.schedule(() -> watch(l), idleNanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Marks {@code dir} in {@code marks} for {@code nanos} from now (bounded: a full map marks nothing more). */
+  private static void mark(Map<Handle, Long> marks, Handle dir, long nanos) {
+    if (marks.size() < 10_000) {
+      marks.put(dir, System.nanoTime() + nanos);
+    }
   }
 
   /** Waits for a lease asked for on {@code dir}, if one is. */
@@ -643,6 +712,7 @@ final class DirLeases implements AutoCloseable {
       if (r.recalled() && !l.recalled) {
         counters.increment("lease.recalled");
         l.recalled = true;
+        mark(noListing, l.dir, NO_LISTING_NANOS); // another client works there too: its names, once forgotten, are not asked for soon
       }
       if (end) {
         over(l);

@@ -191,6 +191,11 @@ public final class FileSystemClient implements AutoCloseable {
     }
 
     @Override
+    public void listed(Handle dir, List<String> names, long ctimeNs, long askedNanos) {
+      contents.listed(dir, names, ctimeNs, askedNanos);
+    }
+
+    @Override
     public Attr reclaim(Handle dir, BatchCreate create, Layout layout, ByteBuf head) {
       leases.settle(dir); // a lease here on the directory now: ended, as for any request naming it
       contents.forget(dir);
@@ -898,6 +903,8 @@ public final class FileSystemClient implements AutoCloseable {
   private Attr makeLeased(FileType type, Handle dir, String name, int mode, Caller c) {
     if (contents.known(dir)) {
       leases.want(dir); // the first in a directory waits for the grant: the rest need no call
+    } else {
+      leases.unlistedCreate(dir); // the names come with the grant, once creates here keep coming
     }
     Attr a = leases.make(type, dir, name, mode, c.uid(), c.gid(), now(), () -> contents.addPending(dir, name));
     if (a == null) {

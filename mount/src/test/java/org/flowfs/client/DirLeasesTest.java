@@ -63,6 +63,10 @@ class DirLeasesTest {
     volatile boolean refuse;
     volatile int asks;
     final List<Handle> askedFor = new ArrayList<>();
+    /** The directories a lease with the names was asked for on. */
+    final List<Handle> askedListed = new ArrayList<>();
+    /** The ctime a grant reports. */
+    volatile long listedCtime = CTIME;
     /** Grants the leases a batch asks for on the directories it makes (as the server does unless recalled). */
     volatile boolean grantInBatch = true;
     /** Answers every create ESTALE (the server restarted and forgot the lease). */
@@ -86,8 +90,11 @@ class DirLeasesTest {
       if (req instanceof DirLeaseReq q) {
         asks++;
         askedFor.add(q.dir());
+        if (q.names()) {
+          askedListed.add(q.dir());
+        }
         return CompletableFuture.completedFuture((R) (refuse ? new DirLeaseResp(0, 0, 0, List.of())
-            : new DirLeaseResp(77, CTIME, 3_000_000_000L, reserve(q.files()))));
+            : new DirLeaseResp(77, listedCtime, 3_000_000_000L, reserve(q.files()), q.names() ? List.of("old") : null)));
       }
       CreateBatchReq q = (CreateBatchReq) req;
       if (stale && q.dirRecord() != null) {
@@ -140,6 +147,14 @@ class DirLeasesTest {
     public synchronized void failed(Handle dir, String name, Handle file) {
       failed.add(name);
     }
+
+    @Override
+    public void listed(Handle dir, List<String> names, long ctimeNs, long askedNanos) {
+      listings.add(dir + ":" + names + "@" + ctimeNs);
+      knownCtime = ctimeNs;
+    }
+
+    final List<String> listings = new ArrayList<>();
 
     @Override
     public boolean knownAt(Handle dir, long ctimeNs, long askedNanos) {
@@ -502,6 +517,55 @@ class DirLeasesTest {
     assertEquals(List.of("open::-1"), server.recreated);
     assertEquals(List.of(), server.failed);
     assertFalse(leases.absorb(open.handle(), record(open.handle(), 3), 0, bytes("end")), "its close is an ordinary call");
+  }
+
+  @Test
+  void createsInADirectoryWhoseNamesAreNotKnown_askForALeaseWithTheNames_afterAFew() throws Exception {
+    server.knownCtime = -1; // nothing known here
+    server.listedCtime = CTIME + 7;
+    for (int i = 1; i < DirLeases.LISTING_AFTER; i++) {
+      leases.unlistedCreate(DIR);
+    }
+    assertEquals(List.of(), server.askedListed, "a few creates of their own do not pay for a listing");
+    leases.unlistedCreate(DIR);
+    Attr a = leases.create(DIR, "f", 0644, 1, 2, 1, () -> true); // waits for the grant
+    assertNotNull(a, "made under the lease the listing came with");
+    assertEquals(List.of(DIR), server.askedListed);
+    assertEquals(List.of(DIR + ":[old]@" + (CTIME + 7)), server.listings);
+    assertEquals(1, counters.get("lease.asked-listed"));
+  }
+
+  @Test
+  void aListingLeaseRefusedOrRecalled_isNotAskedForAgainSoon() throws Exception {
+    server.knownCtime = -1;
+    server.refuse = true;
+    for (int i = 0; i < DirLeases.LISTING_AFTER; i++) {
+      leases.unlistedCreate(DIR);
+    }
+    assertNull(leases.create(DIR, "f", 0644, 1, 2, 1, () -> true), "refused: a call of its own");
+    assertEquals(List.of(DIR), server.askedListed);
+    server.refuse = false;
+    for (int i = 0; i < 3 * DirLeases.LISTING_AFTER; i++) {
+      leases.unlistedCreate(DIR);
+    }
+    assertEquals(List.of(DIR), server.askedListed, "not asked again within " + DirLeases.NO_LISTING_NANOS / 1e9 + " s");
+    Handle other = Handle.of(Handle.META_SERVER, 101);
+    server.recall = true;
+    for (int i = 0; i < DirLeases.LISTING_AFTER; i++) {
+      leases.unlistedCreate(other);
+    }
+    Attr a = leases.create(other, "g", 0644, 1, 2, 1, () -> true);
+    assertNotNull(a);
+    assertTrue(leases.absorb(a.handle(), record(a.handle(), 0), 0, null));
+    leases.settle(a.handle()); // its batch's answer says the lease is recalled
+    for (int i = 0; i < 5000 && leases.holds(other); i++) {
+      Thread.sleep(2);
+    }
+    assertFalse(leases.holds(other), "ended once recalled");
+    for (int i = 0; i < 3 * DirLeases.LISTING_AFTER; i++) {
+      leases.unlistedCreate(other);
+    }
+    assertEquals(List.of(DIR, other), server.askedListed, "another client works there: not again soon");
   }
 
   @Test

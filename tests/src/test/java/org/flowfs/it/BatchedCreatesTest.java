@@ -65,10 +65,10 @@ class BatchedCreatesTest {
    * A directory made here and left alone for longer than the entry timeout (1 s): its names are
    * no longer trusted for lookups, but the ctime a lease's grant reports shows that nothing
    * changed it, so the files made in it later go in batches all the same. After another client
-   * made a file in it, its names are forgotten and no lease is taken there.
+   * made a file in it, its names are forgotten: a lease there has to bring them.
    */
   @Test
-  void aDirectoryIdlePastTheEntryTimeout_stillTakesALease_untilAnotherClientChangesIt() throws Exception {
+  void aDirectoryIdlePastTheEntryTimeout_stillTakesALease_andOneAnotherClientChangedForgetsItsNames() throws Exception {
     Sh.ok(m, "mkdir b5 b6");
     Thread.sleep(1500);
     long creates = fs.counter("lease.creates");
@@ -80,10 +80,39 @@ class BatchedCreatesTest {
     }
     Thread.sleep(1500);
     long before = fs.counter("lease.creates");
+    long listed = fs.counter("lease.asked-listed");
     Sh.ok(m, "cd b6 && for i in $(seq 20); do echo $i > f$i; done");
-    assertEquals(before, fs.counter("lease.creates"), "names another client changed are not leased on");
+    long afterChange = fs.counter("lease.creates") - before;
+    assertTrue(afterChange <= 13, "names another client changed are forgotten: the first seven creates are calls of "
+        + "their own, then a lease brings the names; " + afterChange + " under a lease");
+    assertEquals(1, fs.counter("lease.asked-listed") - listed);
     assertEquals("21", Sh.ok(m, "ls b6 | wc -l").strip());
     assertEquals("100", Sh.ok(m, "ls b5 | wc -l").strip());
+  }
+
+  /**
+   * A directory another client made, with a file in it: after a few creates of their own here,
+   * the mount asks for a lease with the directory's names, and the rest go in batches; every
+   * file is there for both clients.
+   */
+  @Test
+  void aDirectoryAnotherClientMade_takesALeaseWithItsNames_afterAFewCreates() throws Exception {
+    try (OtherClient other = new OtherClient(fs)) {
+      other.mkdir("/b7");
+      other.create("/b7/theirs", new byte[] {1});
+    }
+    long creates = fs.counter("lease.creates");
+    long listed = fs.counter("lease.asked-listed");
+    Sh.ok(m, "cd b7 && for i in $(seq 100); do echo $i > f$i; done");
+    assertEquals(1, fs.counter("lease.asked-listed") - listed);
+    long batched = fs.counter("lease.creates") - creates;
+    assertTrue(batched >= 85, batched + " of 100 creates made under a lease");
+    assertEquals("101", Sh.ok(m, "ls b7 | wc -l").strip());
+    try (OtherClient other = new OtherClient(fs)) {
+      for (int i = 1; i <= 100; i++) {
+        assertEquals(i + "\n", new String(other.read("/b7/f" + i), StandardCharsets.UTF_8), "f" + i);
+      }
+    }
   }
 
   /**

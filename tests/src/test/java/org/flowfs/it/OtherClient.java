@@ -50,6 +50,11 @@ final class OtherClient implements AutoCloseable {
     }
   }
 
+  /** Makes directory {@code path} (mode 0755, owned by root). */
+  void mkdir(String path) {
+    client.mkdir(path, 0755, Caller.ROOT);
+  }
+
   /** Creates {@code path} (mode 0644, owned by root) holding {@code data}. */
   void create(String path, byte[] data) {
     OpenFile f = client.create(path, 0644, 1, Caller.ROOT);

@@ -430,6 +430,8 @@ public sealed interface MetaOp extends Message {
 
   /** The most files one lease reserves ahead, or one batch creates. */
   int MAX_LEASE_FILES = 256;
+  /** The most names a lease's grant lists ({@link DirLeaseReq#names()}). */
+  int MAX_LEASE_NAMES = 16_384;
 
   /**
    * Asks for a lease on directory {@code dir}: while it lasts no other client's request that
@@ -437,13 +439,20 @@ public sealed interface MetaOp extends Message {
    * answered, and the holder creates regular files in it locally and sends them in {@link
    * CreateBatchReq}s. The server reserves {@code files} new files ahead (handles and datafiles)
    * for it. A request of another client that touches the directory recalls the lease: it waits
-   * until the holder has sent what it holds and ended the lease, or the lease expired.
+   * until the holder has sent what it holds and ended the lease, or the lease expired. With
+   * {@code names}, the answer lists every name in the directory at the ctime it reports (a holder
+   * that did not know them); a directory of more than {@link #MAX_LEASE_NAMES} names is refused.
    */
   @Wire(151)
-  record DirLeaseReq(Handle dir, int files) implements MetaOp, Req<DirLeaseResp> {
+  record DirLeaseReq(Handle dir, int files, boolean names) implements MetaOp, Req<DirLeaseResp> {
     @Override
     public List<Handle> named() {
       return List.of(dir());
+    }
+
+    /** Without the names. */
+    public DirLeaseReq(Handle dir, int files) {
+      this(dir, files, false);
     }
 
     public DirLeaseReq {
@@ -458,10 +467,16 @@ public sealed interface MetaOp extends Message {
    * A granted lease ({@code lease} != 0; 0: not granted, another client holds one or the
    * directory's files are not made this way), the directory's ctime when it was granted (after
    * every change admitted before it), how long it lasts without a batch ({@code termNs}), and the
-   * files reserved for it.
+   * files reserved for it; and the directory's names then, when they were asked for (else null).
    */
   @Wire(152)
-  record DirLeaseResp(long lease, long ctimeNs, long termNs, List<Reserved> reserved) implements MetaOp {}
+  record DirLeaseResp(long lease, long ctimeNs, long termNs, List<Reserved> reserved, List<String> names)
+      implements MetaOp {
+    /** Without the names. */
+    public DirLeaseResp(long lease, long ctimeNs, long termNs, List<Reserved> reserved) {
+      this(lease, ctimeNs, termNs, reserved, null);
+    }
+  }
 
   /** A file reserved for a lease: the handle and layout its create will have. */
   record Reserved(Handle handle, Layout layout) {
