@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -113,6 +114,30 @@ class BatchedCreatesTest {
         assertEquals(i + "\n", new String(other.read("/b7/f" + i), StandardCharsets.UTF_8), "f" + i);
       }
     }
+  }
+
+  /**
+   * Two clients make files in one directory neither made, at the same time: whatever leases they
+   * take there pass between them as each recalls the other's, and every file of both is there,
+   * whole, for both.
+   */
+  @Test
+  void twoClientsCreatingInOneDirectory_bothFindEveryFile() throws Exception {
+    try (OtherClient other = new OtherClient(fs)) {
+      other.mkdir("/b8");
+      CompletableFuture<Void> theirs = CompletableFuture.runAsync(() -> {
+        for (int i = 0; i < 300; i++) {
+          other.create("/b8/o" + i, body(i).getBytes(StandardCharsets.UTF_8));
+        }
+      });
+      Sh.ok(m, "python3 -c \"\nfor i in range(300):\n  open('b8/m%d' % i, 'w').write(('file %d ' % i) * (1 + (i * 37) % 400) + '\\n')\n\"");
+      theirs.get(120, java.util.concurrent.TimeUnit.SECONDS);
+      for (int i = 0; i < 300; i++) {
+        assertEquals(body(i), new String(other.read("/b8/m" + i), StandardCharsets.UTF_8), "m" + i);
+      }
+    }
+    assertEquals("600", Sh.ok(m, "ls b8 | wc -l").strip());
+    Sh.ok(m, "python3 -c \"\nfor i in range(300):\n  assert open('b8/o%d' % i).read() == ('file %d ' % i) * (1 + (i * 37) % 400) + '\\n', i\n\"");
   }
 
   /**
