@@ -712,7 +712,9 @@ final class DirLeases implements AutoCloseable {
       if (r.recalled() && !l.recalled) {
         counters.increment("lease.recalled");
         l.recalled = true;
-        mark(noListing, l.dir, NO_LISTING_NANOS); // another client works there too: its names, once forgotten, are not asked for soon
+        if (!l.ending) { // (a lease given back at once, stale, is recalled by this client's own create meanwhile)
+          mark(noListing, l.dir, NO_LISTING_NANOS); // another client works there too: its names, once forgotten, are not asked for soon
+        }
       }
       if (end) {
         over(l);

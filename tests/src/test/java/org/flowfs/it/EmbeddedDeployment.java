@@ -71,6 +71,13 @@ final class EmbeddedDeployment implements Deployment {
     return client.counters().get(name);
   }
 
+  /** The mount's counters whose names start with {@code prefix} (for a failing test's message). */
+  String counters(String prefix) {
+    return new java.util.TreeMap<>(client.counters().snapshot()).entrySet().stream()
+        .filter(e -> e.getKey().startsWith(prefix)).map(e -> e.getKey() + "=" + e.getValue())
+        .collect(java.util.stream.Collectors.joining(" "));
+  }
+
   EmbeddedCluster cluster() {
     return cluster;
   }
