@@ -57,8 +57,8 @@ import org.slf4j.LoggerFactory;
  * client's own requests never wait for its own lease: before one names a leased directory it ends
  * the lease, and before one names a file not yet in an answered batch it sends the batch and waits
  * for the answer ({@link #settle}). A lease is only taken on a directory whose every name this
- * client knows ({@link DirContents}) at the ctime the grant reports, so a local create knows the
- * name is free. Batches leave when {@link #BATCH} closed files wait, else {@link #LINGER_NANOS}
+ * client knows ({@link DirContents}) at the ctime the grant reports, or whose names the grant
+ * lists ({@link #wantListed}), so a local create knows the name is free. Batches leave when {@link #BATCH} closed files wait, else {@link #LINGER_NANOS}
  * after a close; a file open longer than {@link #OPEN_NANOS} goes as a create alone (its close is
  * then an ordinary call); a lease nothing was created under for {@link #IDLE_NANOS} is ended.
  *
@@ -114,6 +114,7 @@ final class DirLeases implements AutoCloseable {
      * reserved handle and {@code layout} (null for a directory): finds it made already (then
      * applies its record and head, if it has them) or sends a {@link MetaOp.ReclaimReq}. Its
      * head bytes are {@code head} (may be null; not taken over). Returns the object's attributes.
+     * Its calls name the file, so they must not {@link #settle} it: that waits for this.
      */
     Attr reclaim(Handle dir, BatchCreate create, Layout layout, ByteBuf head);
 
