@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * <p>A holder whose batch was lost (this server restarted, or the connection dropped before the
  * answer) makes its files again one by one under their reserved handles ({@link ReclaimReq}), so
  * what it wrote into their datafiles stays theirs: an expired lease's unused reservations wait
- * {@link #GRACE} for that before their datafiles are removed.
+ * a grace ({@code meta.dir-lease-grace}) for that before their datafiles are removed.
  *
  * <p>Counts {@code lease.reclaimed}, {@code lease.granted}, {@code lease.granted-in-batch}, {@code lease.refused}, {@code
  * batch.creates}, {@code batch.dir-records} and {@code batch.failed}. Thread safe; handlers run on the event loop and never block.
@@ -74,17 +74,12 @@ final class DirLeaseOps {
   private final Executor readers;
   /**
    * The unused reservations of expired leases, claimable by {@link ReclaimReq} for {@link
-   * #GRACE}: a holder whose batch was lost makes its files again under their reserved handles.
+   * #graceNs}: a holder whose batch was lost makes its files again under their reserved handles.
    */
   private final Map<Handle, Layout> orphans = new ConcurrentHashMap<>();
   /** The lowest metadata handle reserved since the server started: a handle below it was reserved before. */
   private final AtomicLong firstReservedHere = new AtomicLong(Long.MAX_VALUE);
 
-  /**
-   * How long an expired lease's unused reservations wait for their holder's {@link ReclaimReq}s
-   * before their datafiles are removed, unless the server is told otherwise.
-   */
-  static final java.time.Duration GRACE = java.time.Duration.ofMinutes(2);
 
   /**
    * Leases lasting {@code term} without a batch, checked for expiry by {@code scheduler}; an
@@ -122,7 +117,7 @@ final class DirLeaseOps {
 
   /**
    * Takes the files an expired lease reserved and did not use: its holder may still make them
-   * ({@link ReclaimReq}) for a {@link #GRACE}; then their datafiles are removed.
+   * ({@link ReclaimReq}) for the grace; then their datafiles are removed.
    */
   private void expired(Lease lease, Map<Handle, Layout> unused) {
     LOG.info("{} expired with {} reserved files unused", lease, unused.size());

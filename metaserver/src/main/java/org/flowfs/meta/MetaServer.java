@@ -117,7 +117,7 @@ public final class MetaServer implements AutoCloseable {
 
   /** Opens the MapDB store in {@code meta.dir}; {@link #start()} then listens. */
   public static MetaServer open(FlowFsConfig config, NetRuntime net) throws IOException {
-    return open(config, net, DirLeases.TERM, DirLeaseOps.GRACE);
+    return open(config, net, config.meta().dirLeaseTerm(), config.meta().dirLeaseGrace());
   }
 
   /**

@@ -141,7 +141,8 @@ public record FlowFsConfig(
       io.add(new IoServerConfig(s.id(), java.net.InetSocketAddress.createUnresolved(a.getHostString(), a.getPort()), s.dir()));
     }
     MetaConfig m = new MetaConfig(java.net.InetSocketAddress.createUnresolved(metaAddress.getHostString(), metaAddress.getPort()),
-        meta.dir(), meta.threads(), meta.commitBatch(), meta.precreateBatch(), meta.precreateLowWater(), meta.syncInterval());
+        meta.dir(), meta.threads(), meta.commitBatch(), meta.precreateBatch(), meta.precreateLowWater(), meta.syncInterval(),
+        meta.dirLeaseTerm(), meta.dirLeaseGrace());
     return new FlowFsConfig(fs, m, io, this.io, layout, rpc, client, flow, effective);
   }
 

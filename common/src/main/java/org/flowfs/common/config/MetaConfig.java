@@ -14,10 +14,14 @@ import java.nio.file.Path;
  * @param syncInterval zero: every metadata change is on disk before it is acknowledged; otherwise
  *     it is acknowledged once committed to the operating system (a crash of the metadata server
  *     loses nothing) and reaches the disk within this interval, or at a client's fsync
+ * @param dirLeaseTerm how long a client's lease on a directory lasts without a batch from it
+ *     (other clients' requests there wait at most that long for a holder that went away)
+ * @param dirLeaseGrace how long the files an expired lease reserved and did not use wait for
+ *     their holder to make them after all (its batch was lost) before their datafiles are removed
  */
 public record MetaConfig(
     InetSocketAddress address, Path dir, int threads, int commitBatch, int precreateBatch, int precreateLowWater,
-    java.time.Duration syncInterval) {
+    java.time.Duration syncInterval, java.time.Duration dirLeaseTerm, java.time.Duration dirLeaseGrace) {
   static MetaConfig from(ConfigSource s) {
     return new MetaConfig(
         s.address("meta.address", null),
@@ -26,7 +30,11 @@ public record MetaConfig(
         s.integer("meta.commit-batch", 512, 1, 65536),
         s.integer("meta.precreate-batch", 256, 1, 65536),
         s.integer("meta.precreate-low-water", 64, 0, 65536),
-        s.duration("meta.sync-interval", java.time.Duration.ofSeconds(1), java.time.Duration.ZERO, java.time.Duration.ofMinutes(5)));
+        s.duration("meta.sync-interval", java.time.Duration.ofSeconds(1), java.time.Duration.ZERO, java.time.Duration.ofMinutes(5)),
+        s.duration("meta.dir-lease-term", java.time.Duration.ofSeconds(3), java.time.Duration.ofMillis(100),
+            java.time.Duration.ofMinutes(5)),
+        s.duration("meta.dir-lease-grace", java.time.Duration.ofMinutes(2), java.time.Duration.ofSeconds(1),
+            java.time.Duration.ofHours(1)));
   }
 
   /** The storage directory, or a config error when this process needs it and it is missing. */

@@ -40,6 +40,8 @@ class FlowFsConfigTest {
     assertEquals(512, c.meta().commitBatch());
     assertEquals(256, c.meta().precreateBatch());
     assertEquals(64, c.meta().precreateLowWater());
+    assertEquals(Duration.ofSeconds(3), c.meta().dirLeaseTerm());
+    assertEquals(Duration.ofMinutes(2), c.meta().dirLeaseGrace());
     assertEquals(1, c.ioServers().size());
     assertEquals(new IoServerConfig(0, InetSocketAddress.createUnresolved("io0.example", 7001), null), c.ioServer(0));
     assertEquals(new IoConfig(4, 1024, 32L << 20), c.io());
@@ -64,6 +66,8 @@ class FlowFsConfigTest {
         "meta.commit-batch = 100",
         "meta.precreate-batch = 32",
         "meta.precreate-low-water = 0",
+        "meta.dir-lease-term = 10s",
+        "meta.dir-lease-grace = 15m",
         "io.0.address = 10.0.0.1:7001",
         "io.0.dir = /srv/io0",
         "io.1.address = 10.0.0.2:0",
@@ -95,6 +99,8 @@ class FlowFsConfigTest {
     assertEquals(100, c.meta().commitBatch());
     assertEquals(32, c.meta().precreateBatch());
     assertEquals(0, c.meta().precreateLowWater());
+    assertEquals(Duration.ofSeconds(10), c.meta().dirLeaseTerm());
+    assertEquals(Duration.ofMinutes(15), c.meta().dirLeaseGrace());
     assertEquals(2, c.ioServers().size());
     assertEquals(Path.of("/srv/io0"), c.ioServer(0).requireDir());
     assertEquals(0, c.ioServer(1).address().getPort());
@@ -176,6 +182,8 @@ class FlowFsConfigTest {
     }
     assertProblem(refused("rpc.timeout = 50ms"), "key 'rpc.timeout': 50ms is outside 100ms..3600s");
     assertProblem(refused("client.attr-timeout = 2h"), "key 'client.attr-timeout': 7200s is outside 0s..3600s");
+    assertProblem(refused("meta.dir-lease-term = 10ms"), "key 'meta.dir-lease-term': 10ms is outside 100ms..300s");
+    assertProblem(refused("meta.dir-lease-grace = 0s"), "key 'meta.dir-lease-grace': 0s is outside 1s..3600s");
   }
 
   @Test
