@@ -165,10 +165,7 @@ final class DirLeaseOps {
     if (kept != null && c.directory()) {
       layouts.giveBack(kept); // a directory takes the handle only
     }
-    MetadataStore.BatchEntry e = new MetadataStore.BatchEntry(c.name(), h,
-        new MetadataStore.NewObject(c.type(), c.mode(), c.uid(), c.gid(), 0, layout, null), c.headOffset(), head,
-        c.record() == null ? null : MetaServer.change(c.record()));
-    return store.createBatch(q.dir(), List.of(e), MetaServer.now()).handle((made, err) -> {
+    return store.createBatch(q.dir(), List.of(entry(c, layout, head)), MetaServer.now()).handle((made, err) -> {
       MetadataStore.Created r = err == null ? made.get(0) : null;
       if (r != null && r.entry() != null) {
         counters.increment("lease.reclaimed");
@@ -404,9 +401,7 @@ final class DirLeaseOps {
       Layout layout = badLease ? null : leases.claim(l, c.handle()); // not claimed: EINVAL
       claimed.add(layout);
       if (layout != null) {
-        entries.add(new MetadataStore.BatchEntry(c.name(), c.handle(),
-            new MetadataStore.NewObject(c.type(), c.mode(), c.uid(), c.gid(), 0, c.directory() ? null : layout, null),
-            c.headOffset(), head, c.record() == null ? null : MetaServer.change(c.record())));
+        entries.add(entry(c, c.directory() ? null : layout, head));
       }
     }
     CompletableFuture<List<MetadataStore.Created>> made = entries.isEmpty()
@@ -442,6 +437,13 @@ final class DirLeaseOps {
       counters.add("batch.failed", out.size() - ok);
       return out;
     }).thenCompose(out -> withLeases(out, grants));
+  }
+
+  /** The store's entry for {@code c}, with {@code layout} (null for a directory) and its {@code head} bytes. */
+  private static MetadataStore.BatchEntry entry(BatchCreate c, Layout layout, byte[] head) {
+    return new MetadataStore.BatchEntry(c.name(), c.handle(),
+        new MetadataStore.NewObject(c.type(), c.mode(), c.uid(), c.gid(), 0, layout, null), c.headOffset(), head,
+        c.record() == null ? null : MetaServer.change(c.record()));
   }
 
   /** {@code out} with the leases granted on the directories it made, once every grant is answered. */
