@@ -31,6 +31,8 @@ final class Inode {
   String target;
   /** Directories only: the handle of the directory holding this one (the root's is its own). */
   long parent;
+  /** The verifier of the create that made it (0: none), see {@code CreateReq#verifier}. */
+  long verifier;
 
   Inode(long handle, FileType type) {
     this.handle = handle;

@@ -27,6 +27,8 @@ import org.flowfs.common.Layout;
  *   regular:   byte 0 (no layout) | 1 (a layout without a head) | 2 (a layout with a head),
  *              then varint name length, UTF-8 name, varint parameter count, zigzag varlong each,
  *              varint datafile count, long each; after a 2, varlong head bytes (above 0)
+ * then, for an object made by a create with a verifier only:
+ *   long    verifier (not 0)
  * </pre>
  *
  * <p>A layout with no head is written with a 1, as before heads existed, so records of either
@@ -106,6 +108,9 @@ final class InodeCodec {
       }
       default -> { }
     }
+    if (n.verifier != 0) {
+      out.fixed(n.verifier);
+    }
     return out.toByteArray();
   }
 
@@ -151,6 +156,9 @@ final class InodeCodec {
         }
       }
       default -> { }
+    }
+    if (in.remaining() >= Long.BYTES) {
+      n.verifier = in.getLong();
     }
     return n;
   }

@@ -213,7 +213,7 @@ public final class MetaServer implements AutoCloseable {
     });
     t.async(CreateReq.class, Access.MODIFY, (q, ctx) -> create(q).thenApply(MetaServer::entryResp));
     t.async(SymlinkReq.class, Access.MODIFY, (q, ctx) ->
-        store.createEntry(q.parent(), q.name(), new MetadataStore.NewObject(FileType.SYMLINK, 0777, q.uid(), q.gid(), 0, null, q.target()), now())
+        store.createEntry(q.parent(), q.name(), new MetadataStore.NewObject(FileType.SYMLINK, 0777, q.uid(), q.gid(), 0, null, q.target(), q.verifier()), now())
             .thenApply(MetaServer::entryResp));
     t.async(LinkReq.class, Access.MODIFY, (q, ctx) ->
         store.linkEntry(q.target(), q.parent(), q.name(), now()).thenApply(MetaServer::entryResp));
@@ -318,20 +318,23 @@ public final class MetaServer implements AutoCloseable {
     return new EntryResp(e.attr(), e.parentWasNs());
   }
 
-  /** Creates an object; a regular file gets its datafiles from the pools first. */
+  /**
+   * Creates an object; a regular file gets its datafiles from the pools first (given back when
+   * the create fails, or was made before: the same request sent again).
+   */
   private CompletableFuture<MetadataStore.NewEntry> create(CreateReq q) {
     if (q.type() != FileType.REGULAR) {
       return store.createEntry(q.parent(), q.name(),
-          new MetadataStore.NewObject(q.type(), q.mode(), q.uid(), q.gid(), q.rdev(), null, null), now());
+          new MetadataStore.NewObject(q.type(), q.mode(), q.uid(), q.gid(), q.rdev(), null, null, q.verifier()), now());
     }
     // the directory's default layout (flowfs setstripe): one B-tree read in memory, on the
     // event loop like a lookup, rather than a hand-over to the reader pool and back
     DirStripe stripe = q.dist() == null && q.servers() == 0 ? layouts.dirStripe(q.parent()) : null;
     FileLayouts.Placement p = layouts.place(q.dist(), q.servers(), stripe);
     return layouts.take(List.of(p)).thenCompose(ls -> store.createEntry(q.parent(), q.name(),
-            new MetadataStore.NewObject(FileType.REGULAR, q.mode(), q.uid(), q.gid(), 0, ls.get(0), null), now())
-        .whenComplete((a, err) -> {
-          if (err != null) {
+            new MetadataStore.NewObject(FileType.REGULAR, q.mode(), q.uid(), q.gid(), 0, ls.get(0), null, q.verifier()), now())
+        .whenComplete((e, err) -> {
+          if (err != null || !ls.get(0).equals(e.attr().layout())) {
             layouts.giveBack(ls.get(0));
           }
         }));

@@ -107,6 +107,10 @@ public interface MetadataStore extends AutoCloseable {
    * {@code obj.gid()} unless the parent has the set-group-id bit: then the parent's group, and a
    * new directory inherits the set-group-id bit.
    *
+   * <p>A name taken by an object of {@code obj}'s type made with {@code obj}'s verifier (not 0)
+   * is this create sent again: it is answered with that object, as it is now, and a parent's
+   * former ctime of 0 (unknown); nothing changes.
+   *
    * @throws org.flowfs.common.FsException EEXIST, ENOENT (parent), ENOTDIR (parent)
    */
   default CompletableFuture<Attr> create(Handle parent, String name, NewObject obj, long nowNs) {
@@ -235,9 +239,15 @@ public interface MetadataStore extends AutoCloseable {
 
   /**
    * What to create. {@code layout} for a regular file only (its datafiles are already reserved);
-   * {@code target} for a symlink only.
+   * {@code target} for a symlink only; {@code verifier} (0: none) kept with the object, so the
+   * same create sent again is recognised ({@link org.flowfs.common.wire.MetaOp.CreateReq#verifier()}).
    */
-  record NewObject(FileType type, int mode, int uid, int gid, int rdev, Layout layout, String target) {}
+  record NewObject(FileType type, int mode, int uid, int gid, int rdev, Layout layout, String target, long verifier) {
+    /** Without a verifier. */
+    public NewObject(FileType type, int mode, int uid, int gid, int rdev, Layout layout, String target) {
+      this(type, mode, uid, gid, rdev, layout, target, 0);
+    }
+  }
 
   /**
    * An attribute change: the {@code SetattrReq} mask bits and their values.

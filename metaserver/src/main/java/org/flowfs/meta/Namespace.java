@@ -192,6 +192,10 @@ final class Namespace {
     Names.checkNew(name);
     byte[] target = checkNewObject(obj);
     Inode parent = loadDir(parentHandle);
+    NewEntry again = madeBefore(parent, name, obj);
+    if (again != null) {
+      return again;
+    }
     byte[] key = freeEntry(parent, name, obj.type() == FileType.DIRECTORY);
     long next = t.get(Counter.NEXT_HANDLE);
     if (next > Handle.LOCAL_MASK) {
@@ -200,6 +204,23 @@ final class Namespace {
     // validated: changes start here
     t.set(Counter.NEXT_HANDLE, next + 1);
     return enter(parent, key, newInode(Handle.of(Handle.META_SERVER, next).id(), obj, parent, target, nowNs), nowNs);
+  }
+
+  /**
+   * The object {@code name} in {@code parent} names, when {@code obj} is the create that made it
+   * sent again (same type, same verifier, not 0), with a parent's former ctime of 0 (unknown);
+   * else null.
+   */
+  private NewEntry madeBefore(Inode parent, String name, NewObject obj) {
+    if (obj.verifier() == 0) {
+      return null;
+    }
+    byte[] entry = t.entries().get(Keys.of(parent.handle, Keys.utf8(name)));
+    if (entry == null || Keys.entryType(entry) != obj.type()) {
+      return null;
+    }
+    Inode n = loadExisting(Keys.entryHandle(entry));
+    return n.verifier == obj.verifier() ? new NewEntry(n.toAttr(), 0) : null;
   }
 
   /**
@@ -340,6 +361,7 @@ final class Namespace {
     }
     n.nlink = dir ? 2 : 1;
     n.rdev = obj.rdev();
+    n.verifier = obj.verifier();
     n.stampAll(nowNs);
     switch (obj.type()) {
       case DIRECTORY -> {

@@ -29,6 +29,7 @@ class InodeCodecTest {
     assertEquals(n.toAttr(), back.toAttr());
     assertEquals(n.type == FileType.SYMLINK ? n.target : null, back.target);
     assertEquals(n.isDir() ? n.parent : 0, back.parent);
+    assertEquals(n.verifier, back.verifier);
   }
 
   @Provide
@@ -68,6 +69,7 @@ class InodeCodecTest {
               n.layout = type == FileType.REGULAR ? layout : null;
               n.target = type == FileType.SYMLINK ? target : null;
               n.parent = type == FileType.DIRECTORY ? parent : 0;
+              n.verifier = Math.floorMod(parent, 3) == 0 ? 0 : parent * 31; // most records have none
               return n;
             }));
   }

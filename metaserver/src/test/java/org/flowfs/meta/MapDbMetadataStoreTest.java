@@ -98,6 +98,17 @@ class MapDbMetadataStoreTest extends MetadataStoreContract {
     assertEquals(ROOT, store.lookup(d.handle(), "..").handle());
   }
 
+  /** A create's verifier is kept on disk: the create sent again after a restart is recognised. */
+  @Test
+  void reopen_keepsTheVerifierOfACreate() {
+    NewObject v = new NewObject(FileType.REGULAR, 0644, 1, 1, 0, LAYOUT, null, -42);
+    Attr f = join(store.create(ROOT, "f", v, tick()));
+    join(store.setattr(f.handle(), new MetadataStore.SetAttr(org.flowfs.common.wire.MetaOp.SetattrReq.SIZE, 0, 0, 0, 7, 0, 0), tick()));
+    reopen();
+    assertEquals(f.handle(), join(store.createEntry(ROOT, "f", v, tick())).attr().handle());
+    assertEquals(7, attr(f.handle()).size());
+  }
+
   @Test
   void reopen_keepsRootAsCreated() {
     Attr root = attr(ROOT);

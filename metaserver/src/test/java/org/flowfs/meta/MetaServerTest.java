@@ -2,6 +2,7 @@ package org.flowfs.meta;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -16,6 +17,7 @@ import org.flowfs.common.rpc.RpcClient;
 import org.flowfs.common.wire.LeakCheck;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MetaOp.CreateReq;
+import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.HeadFlushReq;
 import org.flowfs.common.wire.MetaOp.HeadReadReq;
 import org.flowfs.common.wire.MetaOp.HeadReadResp;
@@ -150,6 +152,24 @@ class MetaServerTest {
     }
     assertEquals(Errno.ENOENT, errno(new OpenReq(Handle.of(0, 999_999), 10)));
     assertEquals(Errno.ENOENT, errno(new OpenReq(Handle.of(0, 999_999), 0)));
+  }
+
+  /**
+   * A create sent again with its verifier is answered with the file the first one made, and the
+   * datafiles taken for it go back to the pools (the pools' handles before it are all there after).
+   */
+  @Test
+  void create_sentAgainWithItsVerifier_answersTheFileMade_andKeepsNoDatafiles() throws Exception {
+    CreateReq q = new CreateReq(Handle.ROOT, "v", FileType.REGULAR, 0644, 0, 0, 0, null, 0).verified(0x1234_5678_9abcL);
+    Attr first = call(q).attr();
+    java.util.List<Handle> pooled = call(new org.flowfs.common.wire.MetaOp.FsckReservedReq()).datafiles();
+    EntryResp again = call(q);
+    assertEquals(first, again.attr());
+    assertEquals(0, again.parentWasNs());
+    java.util.List<Handle> after = call(new org.flowfs.common.wire.MetaOp.FsckReservedReq()).datafiles();
+    assertTrue(after.containsAll(pooled), "the datafiles taken for the second are back in the pools");
+    assertEquals(Errno.EEXIST, errno(q.verified(0x1234_5678_9abdL)));
+    assertEquals(Errno.EEXIST, errno(new CreateReq(Handle.ROOT, "v", FileType.REGULAR, 0644, 0, 0, 0, null, 0)));
   }
 
   private Attr create(String name) throws Exception {

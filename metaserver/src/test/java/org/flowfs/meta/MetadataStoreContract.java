@@ -39,6 +39,7 @@ import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
 import org.flowfs.meta.MetadataStore.Counts;
 import org.flowfs.meta.MetadataStore.DirPage;
+import org.flowfs.meta.MetadataStore.NewEntry;
 import org.flowfs.meta.MetadataStore.NewObject;
 import org.flowfs.meta.MetadataStore.Removed;
 import org.flowfs.meta.MetadataStore.Renamed;
@@ -246,6 +247,35 @@ abstract class MetadataStoreContract {
     assertEquals(Errno.EEXIST, errno(store.create(ROOT, "a", obj(FileType.DIRECTORY, 0755), tick())));
     assertEquals(Errno.EEXIST, errno(store.create(ROOT, "a", obj(FileType.REGULAR, 0644), tick())));
     assertEquals(new Counts(2, 1), store.counts());
+  }
+
+  /**
+   * A create sent again with its verifier (its answer was lost) is answered with the object it
+   * made, unchanged, and a former parent ctime of 0; another verifier, none, or another type is
+   * EEXIST.
+   */
+  @Test
+  void create_sentAgainWithItsVerifier_isAnsweredWithWhatItMade() {
+    for (FileType type : List.of(FileType.REGULAR, FileType.DIRECTORY, FileType.SYMLINK, FileType.FIFO)) {
+      NewObject o = obj(type, 0640);
+      NewObject verified = new NewObject(o.type(), o.mode(), o.uid(), o.gid(), o.rdev(), o.layout(), o.target(), 0x5eed + type.ordinal());
+      String name = "v-" + type;
+      NewEntry first = join(store.createEntry(ROOT, name, verified, tick()));
+      Attr parent = attr(ROOT);
+      Counts counts = store.counts();
+      NewEntry again = join(store.createEntry(ROOT, name, verified, tick()));
+      assertEquals(first.attr(), again.attr(), type + ": the object made the first time");
+      assertEquals(0, again.parentWasNs(), "the parent's ctime before is not known");
+      assertEquals(parent, attr(ROOT), "nothing changed");
+      assertEquals(counts, store.counts());
+      NewObject other = new NewObject(o.type(), o.mode(), o.uid(), o.gid(), o.rdev(), o.layout(), o.target(), 0x5eed + 99);
+      assertEquals(Errno.EEXIST, errno(store.createEntry(ROOT, name, other, tick())));
+      assertEquals(Errno.EEXIST, errno(store.createEntry(ROOT, name, o, tick())));
+    }
+    NewObject dirV = new NewObject(FileType.DIRECTORY, 0755, 1, 1, 0, null, null, 7);
+    join(store.createEntry(ROOT, "typed", dirV, tick()));
+    NewObject fifoV = new NewObject(FileType.FIFO, 0644, 1, 1, 0, null, null, 7);
+    assertEquals(Errno.EEXIST, errno(store.createEntry(ROOT, "typed", fifoV, tick())), "same verifier, another type");
   }
 
   @Test

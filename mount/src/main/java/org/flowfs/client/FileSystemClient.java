@@ -288,10 +288,11 @@ public final class FileSystemClient implements AutoCloseable {
 
   /**
    * Calls the metadata server, riding out its restart: a request that never left (the server
-   * refused the connection) is sent again, and an {@link #IDEMPOTENT} one also when the connection
-   * dropped before its answer, with growing pauses, all within {@code rpc.timeout}; then the last
-   * failure (EIO). Any other request whose connection dropped after it was sent fails with EIO at
-   * once: the server may have run it, and running a create or rename twice is not safe.
+   * refused the connection) is sent again, and an {@link #IDEMPOTENT} one or a create with a
+   * verifier also when the connection dropped before its answer, with growing pauses, all within
+   * {@code rpc.timeout}; then the last failure (EIO). Any other request whose connection dropped
+   * after it was sent fails with EIO at once: the server may have run it, and running a rename or
+   * a remove twice is not safe.
    *
    * <p>Once a call gave up on a server it could not reach, later calls try only once (a refused
    * connection costs nothing) until one gets through: a command that makes many calls, an {@code
@@ -372,10 +373,27 @@ public final class FileSystemClient implements AutoCloseable {
     }
   }
 
-  /** Whether {@code req}, which failed with {@code e}, may be sent again: it never left, or it is idempotent. */
+  /**
+   * Whether {@code req}, which failed with {@code e}, may be sent again: it never left, or it is
+   * idempotent, or it is a create with a verifier (the server knows it again if it made it).
+   */
   private static boolean resendable(Req<?> req, FsException e) {
     CallFailure.Stage stage = CallFailure.stageOf(e);
-    return stage == CallFailure.Stage.NOT_SENT || stage == CallFailure.Stage.LOST && IDEMPOTENT.contains(req.getClass());
+    return stage == CallFailure.Stage.NOT_SENT || stage == CallFailure.Stage.LOST && (IDEMPOTENT.contains(req.getClass())
+        || req instanceof CreateReq c && c.verifier() != 0 || req instanceof SymlinkReq l && l.verifier() != 0);
+  }
+
+  /**
+   * A verifier for a create ({@link CreateReq#verifier()}): random, never 0. A create whose
+   * connection dropped before its answer is sent again with it: the server answers with what the
+   * first one made, if it did, rather than EEXIST.
+   */
+  private static long verifier() {
+    long v;
+    do {
+      v = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+    } while (v == 0);
+    return v;
   }
 
   /** One call to the metadata server, never re-sent. */
@@ -806,7 +824,8 @@ public final class FileSystemClient implements AutoCloseable {
         return a;
       }
       counters.increment("meta.mkdir");
-      return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0), true);
+      return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0,
+          verifier()), true);
     });
   }
 
@@ -819,7 +838,8 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     return inParent(s, p -> {
       counters.increment("meta.create");
-      return newEntry(p, s.name(), new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0), true);
+      return newEntry(p, s.name(), new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0,
+          verifier()), true);
     });
   }
 
@@ -871,7 +891,8 @@ public final class FileSystemClient implements AutoCloseable {
     }
     counters.increment("meta.create");
     try {
-      OpenFile f = open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist, servers), true), flags);
+      OpenFile f = open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist,
+          servers, verifier()), true), flags);
       f.state().created();
       return f;
     } catch (FsException e) {
@@ -920,7 +941,7 @@ public final class FileSystemClient implements AutoCloseable {
     Split s = split(path);
     return inParent(s, p -> {
       counters.increment("meta.symlink");
-      return newEntry(p, s.name(), new SymlinkReq(p, s.name(), target, c.uid(), c.gid()), true);
+      return newEntry(p, s.name(), new SymlinkReq(p, s.name(), target, c.uid(), c.gid(), verifier()), true);
     });
   }
 

@@ -114,13 +114,30 @@ public sealed interface MetaOp extends Message {
    * Creates {@code name} in {@code parent}: a regular file (with its datafiles), a directory, a
    * FIFO, socket or device node. {@code dist} and {@code servers} override the directory's and
    * the file system's defaults when non-null/non-zero.
+   *
+   * <p>A {@code verifier} other than 0 (the sender's random number for this create) is kept with
+   * the new object: the same request sent again, after its connection dropped before the answer,
+   * finds the name taken by an object of that type with that verifier and is answered with it,
+   * as the first time (its parent's former ctime unknown: 0), rather than EEXIST. So a create is
+   * sent again safely across a metadata server restart (as NFSv3's exclusive create does).
    */
   @Wire(104)
   record CreateReq(Handle parent, String name, FileType type, int mode, int uid, int gid, int rdev,
-      DistSpec dist, int servers) implements MetaOp, Req<EntryResp> {
+      DistSpec dist, int servers, long verifier) implements MetaOp, Req<EntryResp> {
     @Override
     public List<Handle> named() {
       return List.of(parent());
+    }
+
+    /** Without a verifier: not recognised when sent again. */
+    public CreateReq(Handle parent, String name, FileType type, int mode, int uid, int gid, int rdev, DistSpec dist,
+        int servers) {
+      this(parent, name, type, mode, uid, gid, rdev, dist, servers, 0);
+    }
+
+    /** This request with {@code verifier}. */
+    public CreateReq verified(long verifier) {
+      return new CreateReq(parent, name, type, mode, uid, gid, rdev, dist, servers, verifier);
     }
 
     public CreateReq {
@@ -135,11 +152,23 @@ public sealed interface MetaOp extends Message {
     }
   }
 
+  /** A symbolic link; {@code verifier} as {@link CreateReq#verifier()}. */
   @Wire(105)
-  record SymlinkReq(Handle parent, String name, String target, int uid, int gid) implements MetaOp, Req<EntryResp> {
+  record SymlinkReq(Handle parent, String name, String target, int uid, int gid, long verifier)
+      implements MetaOp, Req<EntryResp> {
     @Override
     public List<Handle> named() {
       return List.of(parent());
+    }
+
+    /** Without a verifier: not recognised when sent again. */
+    public SymlinkReq(Handle parent, String name, String target, int uid, int gid) {
+      this(parent, name, target, uid, gid, 0);
+    }
+
+    /** This request with {@code verifier}. */
+    public SymlinkReq verified(long verifier) {
+      return new SymlinkReq(parent, name, target, uid, gid, verifier);
     }
 
     public SymlinkReq {
