@@ -216,7 +216,7 @@ public final class MetaServer implements AutoCloseable {
         store.createEntry(q.parent(), q.name(), new MetadataStore.NewObject(FileType.SYMLINK, 0777, q.uid(), q.gid(), 0, null, q.target(), q.verifier()), now())
             .thenApply(MetaServer::entryResp));
     t.async(LinkReq.class, Access.MODIFY, (q, ctx) ->
-        store.linkEntry(q.target(), q.parent(), q.name(), now()).thenApply(MetaServer::entryResp));
+        store.linkEntry(q.target(), q.parent(), q.name(), q.verifier(), now()).thenApply(MetaServer::entryResp));
     t.async(RemoveReq.class, Access.MODIFY, (q, ctx) -> store.remove(q.parent(), q.name(), q.directory(), now()).thenApply(r -> {
       if (r.gone() && r.attr().layout() != null) {
         reaper.reap(r.attr().handle(), r.attr().layout().datafiles());
@@ -224,7 +224,7 @@ public final class MetaServer implements AutoCloseable {
       return new RemoveResp(r.attr().handle(), r.gone(), r.attr().ctimeNs(), r.parentWasNs()); // stamped like the parent
     }));
     t.async(RenameReq.class, Access.MODIFY, (q, ctx) ->
-        store.rename(q.srcParent(), q.srcName(), q.dstParent(), q.dstName(), q.flags(), now()).thenApply(r -> {
+        store.rename(q.srcParent(), q.srcName(), q.dstParent(), q.dstName(), q.flags(), q.verifier(), now()).thenApply(r -> {
           if (r.replacedGone() && r.replaced().layout() != null) {
             reaper.reap(r.replaced().handle(), r.replaced().layout().datafiles());
           }

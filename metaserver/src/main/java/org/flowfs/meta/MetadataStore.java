@@ -131,7 +131,17 @@ public interface MetadataStore extends AutoCloseable {
   }
 
   /** {@link #link}, with the parent's ctime before the change. */
-  CompletableFuture<NewEntry> linkEntry(Handle target, Handle parent, String name, long nowNs);
+  default CompletableFuture<NewEntry> linkEntry(Handle target, Handle parent, String name, long nowNs) {
+    return linkEntry(target, parent, name, 0, nowNs);
+  }
+
+  /**
+   * {@link #linkEntry(Handle, Handle, String, long)} with {@code verifier} (0: none) kept with the
+   * target: when {@code name} names an object with that verifier already, this link was made
+   * before (the same request sent again); answered with it as it is now and a former parent
+   * ctime of 0, and nothing changes.
+   */
+  CompletableFuture<NewEntry> linkEntry(Handle target, Handle parent, String name, long verifier, long nowNs);
 
   /**
    * Removes a name: {@code directory} true is rmdir, false is unlink. The object loses a link;
@@ -151,7 +161,19 @@ public interface MetadataStore extends AutoCloseable {
    * @throws org.flowfs.common.FsException ENOENT, ENOTDIR, EISDIR, ENOTEMPTY, EEXIST, EINVAL (a
    *     directory into its own subtree)
    */
-  CompletableFuture<Renamed> rename(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long nowNs);
+  default CompletableFuture<Renamed> rename(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags,
+      long nowNs) {
+    return rename(srcParent, srcName, dstParent, dstName, flags, 0, nowNs);
+  }
+
+  /**
+   * {@link #rename(Handle, String, Handle, String, int, long)} with {@code verifier} (0: none)
+   * kept with the object moved: when {@code dstName} names an object with that verifier already,
+   * this rename was made before (the same request sent again); answered with that object, nothing
+   * replaced, and nothing changes.
+   */
+  CompletableFuture<Renamed> rename(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags,
+      long verifier, long nowNs);
 
   /**
    * Changes attributes as {@code change.mask()} selects (the {@code SetattrReq} bits), with the

@@ -219,8 +219,20 @@ final class Namespace {
     if (entry == null || Keys.entryType(entry) != obj.type()) {
       return null;
     }
+    Inode n = sentAgain(entry, obj.verifier());
+    return n == null ? null : new NewEntry(n.toAttr(), 0);
+  }
+
+  /**
+   * The object directory entry {@code entry} names, when it carries {@code verifier} (not 0): the
+   * request with that verifier made this entry, and it is sent again; else null.
+   */
+  private Inode sentAgain(byte[] entry, long verifier) {
+    if (verifier == 0) {
+      return null;
+    }
     Inode n = loadExisting(Keys.entryHandle(entry));
-    return n.verifier == obj.verifier() ? new NewEntry(n.toAttr(), 0) : null;
+    return n.verifier == verifier ? n : null;
   }
 
   /**
@@ -393,12 +405,17 @@ final class Namespace {
     return new NewEntry(n.toAttr(), parentWas);
   }
 
-  NewEntry link(Handle target, Handle parentHandle, String name, long nowNs) {
+  NewEntry link(Handle target, Handle parentHandle, String name, long verifier, long nowNs) {
     Names.checkNew(name);
     Inode n = load(target);
     Inode parent = loadDir(parentHandle);
     byte[] key = Keys.of(parent.handle, Keys.utf8(name));
-    if (t.entries().containsKey(key)) {
+    byte[] entry = t.entries().get(key);
+    if (entry != null) {
+      Inode named = sentAgain(entry, verifier);
+      if (named != null) {
+        return new NewEntry(named.toAttr(), 0);
+      }
       throw new FsException(Errno.EEXIST, name);
     }
     if (n.isDir()) {
@@ -410,6 +427,9 @@ final class Namespace {
     t.entries().put(key, Keys.entry(n.handle, n.type));
     n.nlink++;
     n.ctimeNs = nowNs;
+    if (verifier != 0) {
+      n.verifier = verifier;
+    }
     store(n);
     long parentWas = parent.ctimeNs;
     parent.touchContents(nowNs);
@@ -446,7 +466,7 @@ final class Namespace {
     return new Removed(n.toAttr(), gone, parentWas);
   }
 
-  Renamed rename(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long nowNs) {
+  Renamed rename(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long verifier, long nowNs) {
     Names.checkNew(srcName);
     Names.checkNew(dstName);
     if ((flags & ~RenameReq.NOREPLACE) != 0) {
@@ -454,14 +474,18 @@ final class Namespace {
     }
     Inode from = loadDir(srcParent);
     Inode to = srcParent.equals(dstParent) ? from : loadDir(dstParent);
+    byte[] dstKey = Keys.of(to.handle, Keys.utf8(dstName));
+    byte[] dstEntry = t.entries().get(dstKey);
+    Inode moved = dstEntry == null ? null : sentAgain(dstEntry, verifier);
+    if (moved != null) {
+      return new Renamed(moved.toAttr(), null, false);
+    }
     byte[] srcKey = Keys.of(from.handle, Keys.utf8(srcName));
     byte[] srcEntry = t.entries().get(srcKey);
     if (srcEntry == null) {
       throw new FsException(Errno.ENOENT, srcName);
     }
     Inode src = loadExisting(Keys.entryHandle(srcEntry));
-    byte[] dstKey = Keys.of(to.handle, Keys.utf8(dstName));
-    byte[] dstEntry = t.entries().get(dstKey);
     if (dstEntry != null && (flags & RenameReq.NOREPLACE) != 0) {
       throw new FsException(Errno.EEXIST, dstName);
     }
@@ -503,6 +527,9 @@ final class Namespace {
       src.parent = to.handle;
     }
     src.ctimeNs = nowNs;
+    if (verifier != 0) {
+      src.verifier = verifier;
+    }
     store(src);
     from.touchContents(nowNs);
     to.touchContents(nowNs);

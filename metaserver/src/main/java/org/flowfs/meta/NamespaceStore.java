@@ -174,10 +174,10 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   }
 
   @Override
-  public CompletableFuture<NewEntry> linkEntry(Handle target, Handle parent, String name, long nowNs) {
+  public CompletableFuture<NewEntry> linkEntry(Handle target, Handle parent, String name, long verifier, long nowNs) {
     Objects.requireNonNull(target, "target");
     Objects.requireNonNull(parent, "parent");
-    return mutate(ns -> ns.link(target, parent, name, nowNs));
+    return mutate(ns -> ns.link(target, parent, name, verifier, nowNs));
   }
 
   @Override
@@ -188,10 +188,10 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
 
   @Override
   public CompletableFuture<Renamed> rename(
-      Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long nowNs) {
+      Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long verifier, long nowNs) {
     Objects.requireNonNull(srcParent, "srcParent");
     Objects.requireNonNull(dstParent, "dstParent");
-    return mutate(ns -> ns.rename(srcParent, srcName, dstParent, dstName, flags, nowNs));
+    return mutate(ns -> ns.rename(srcParent, srcName, dstParent, dstName, flags, verifier, nowNs));
   }
 
   @Override

@@ -609,6 +609,45 @@ abstract class MetadataStoreContract {
 
   // ---- rename ---------------------------------------------------------------------------------
 
+  /**
+   * A rename sent again with its verifier (its answer was lost) is answered with the object it
+   * moved and nothing replaced; nothing moves again, even when the old name is taken meanwhile.
+   */
+  @Test
+  void rename_sentAgainWithItsVerifier_doesNothingMore() {
+    Attr d = mkdir(ROOT, "d");
+    Attr a = mkfile(ROOT, "a");
+    Attr old = mkfile(d.handle(), "b");
+    Renamed first = join(store.rename(ROOT, "a", d.handle(), "b", 0, 77, tick()));
+    assertEquals(old.handle(), first.replaced().handle());
+    Attr again = mkfile(ROOT, "a"); // the old name taken again before the request is sent again
+    Attr dir = attr(d.handle());
+    Renamed replay = join(store.rename(ROOT, "a", d.handle(), "b", 0, 77, tick()));
+    assertEquals(first.moved(), replay.moved());
+    assertNull(replay.replaced());
+    assertEquals(a.handle(), store.lookup(d.handle(), "b").handle());
+    assertEquals(again.handle(), store.lookup(ROOT, "a").handle(), "not moved by the request sent again");
+    assertEquals(dir, attr(d.handle()));
+    // another verifier, or none, is a rename of its own
+    join(store.rename(ROOT, "a", d.handle(), "b", 0, 78, tick()));
+    assertEquals(again.handle(), store.lookup(d.handle(), "b").handle());
+    assertEquals(Errno.ENOENT, errno(store.rename(ROOT, "a", d.handle(), "b", 0, 77, tick())));
+  }
+
+  /** A link sent again with its verifier is answered with its object, and the link count grows once. */
+  @Test
+  void link_sentAgainWithItsVerifier_linksOnce() {
+    Attr f = mkfile(ROOT, "f");
+    NewEntry first = join(store.linkEntry(f.handle(), ROOT, "g", 5, tick()));
+    assertEquals(2, first.attr().nlink());
+    NewEntry again = join(store.linkEntry(f.handle(), ROOT, "g", 5, tick()));
+    assertEquals(first.attr(), again.attr());
+    assertEquals(0, again.parentWasNs());
+    assertEquals(2, attr(f.handle()).nlink());
+    assertEquals(Errno.EEXIST, errno(store.linkEntry(f.handle(), ROOT, "g", 6, tick())));
+    assertEquals(Errno.EEXIST, errno(store.linkEntry(f.handle(), ROOT, "g", tick())));
+  }
+
   @Test
   void rename_fileWithinDirectory() {
     Attr f = mkfile(ROOT, "a");

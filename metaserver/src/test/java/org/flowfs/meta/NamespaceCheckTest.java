@@ -91,11 +91,11 @@ class NamespaceCheckTest {
     Attr a = mkdir(Handle.ROOT, "a");
     Attr b = mkdir(a.handle(), "b");
     Attr f = file(b.handle(), "f");
-    ns.link(f.handle(), Handle.ROOT, "f2", NOW);
+    ns.link(f.handle(), Handle.ROOT, "f2", 0, NOW);
     ns.create(a.handle(), "s", new NewObject(FileType.SYMLINK, 0777, 1, 1, 0, null, "b/f"), NOW);
     ns.setxattr(f.handle(), "user.x", new byte[] {1}, 0, NOW);
     ns.headWrite(f.handle(), 0, new byte[] {1, 2, 3});
-    ns.rename(a.handle(), "b", Handle.ROOT, "b2", 0, NOW);
+    ns.rename(a.handle(), "b", Handle.ROOT, "b2", 0, 0, NOW);
     ns.remove(Handle.ROOT, "f2", false, NOW);
     FsckReport r = ns.fsck(false, NOW);
     assertEquals(0, r.found(), () -> r.problems().toString());
@@ -205,7 +205,7 @@ class NamespaceCheckTest {
     Attr d = mkdir(Handle.ROOT, "d");
     Attr e = mkdir(Handle.ROOT, "e");
     Attr f = file(d.handle(), "f");
-    ns.link(f.handle(), e.handle(), "g", NOW);
+    ns.link(f.handle(), e.handle(), "g", 0, NOW);
     damage(f.handle(), in -> in.nlink = 7);
     damage(d.handle(), in -> in.nlink = 5);
     damage(e.handle(), in -> in.parent = d.handle().id());

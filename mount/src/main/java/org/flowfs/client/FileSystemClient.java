@@ -63,6 +63,7 @@ import org.flowfs.common.wire.MetaOp.ReclaimReq;
 import org.flowfs.common.wire.MetaOp.ReaddirResp;
 import org.flowfs.common.wire.MetaOp.ReadlinkReq;
 import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RemoveResp;
 import org.flowfs.common.wire.MetaOp.RemovexattrReq;
 import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.RenameResp;
@@ -288,11 +289,12 @@ public final class FileSystemClient implements AutoCloseable {
 
   /**
    * Calls the metadata server, riding out its restart: a request that never left (the server
-   * refused the connection) is sent again, and an {@link #IDEMPOTENT} one or a create with a
-   * verifier also when the connection dropped before its answer, with growing pauses, all within
-   * {@code rpc.timeout}; then the last failure (EIO). Any other request whose connection dropped
-   * after it was sent fails with EIO at once: the server may have run it, and running a rename or
-   * a remove twice is not safe.
+   * refused the connection) is sent again, and an {@link #IDEMPOTENT} one or one with a verifier
+   * (a create, symlink, link or rename: {@link #verified}) also when the connection dropped
+   * before its answer, with growing pauses, all within {@code rpc.timeout}; then the last failure
+   * (EIO). Any other request whose connection dropped after it was sent fails with EIO at once:
+   * the server may have run it (a remove is sent again by {@link #removeCall}, which knows what
+   * its ENOENT means then).
    *
    * <p>Once a call gave up on a server it could not reach, later calls try only once (a refused
    * connection costs nothing) until one gets through: a command that makes many calls, an {@code
@@ -346,6 +348,9 @@ public final class FileSystemClient implements AutoCloseable {
           throw e;
         }
         counters.increment("meta.retries");
+        if (CallFailure.stageOf(e) == CallFailure.Stage.LOST) {
+          counters.increment("meta.resent-after-lost"); // the server may have run it: idempotent, or known by its verifier
+        }
         try {
           Thread.sleep(pause);
         } catch (InterruptedException ie) {
@@ -375,12 +380,18 @@ public final class FileSystemClient implements AutoCloseable {
 
   /**
    * Whether {@code req}, which failed with {@code e}, may be sent again: it never left, or it is
-   * idempotent, or it is a create with a verifier (the server knows it again if it made it).
+   * idempotent, or it carries a verifier (the server knows it again if it ran it).
    */
   private static boolean resendable(Req<?> req, FsException e) {
     CallFailure.Stage stage = CallFailure.stageOf(e);
     return stage == CallFailure.Stage.NOT_SENT || stage == CallFailure.Stage.LOST && (IDEMPOTENT.contains(req.getClass())
-        || req instanceof CreateReq c && c.verifier() != 0 || req instanceof SymlinkReq l && l.verifier() != 0);
+        || verified(req));
+  }
+
+  /** Whether {@code req} is a change of entries whose verifier the server knows it by when it is sent again. */
+  private static boolean verified(Req<?> req) {
+    return req instanceof CreateReq c && c.verifier() != 0 || req instanceof SymlinkReq l && l.verifier() != 0
+        || req instanceof LinkReq k && k.verifier() != 0 || req instanceof RenameReq r && r.verifier() != 0;
   }
 
   /**
@@ -953,7 +964,7 @@ public final class FileSystemClient implements AutoCloseable {
     Handle target = resolve(existing);
     Split s = split(path);
     Handle p = parentOf(s);
-    return newEntry(p, s.name(), new LinkReq(target, p, s.name()), false);
+    return newEntry(p, s.name(), new LinkReq(target, p, s.name(), verifier()), false);
   }
 
   public void unlink(String path) {
@@ -969,8 +980,18 @@ public final class FileSystemClient implements AutoCloseable {
     Handle p = resolve(s.parent());
     counters.increment(dir ? "meta.rmdir" : "meta.unlink");
     long asked = System.nanoTime();
+    Handle known = names.get(p, s.name());
     try {
-      var r = meta(new RemoveReq(p, s.name(), dir));
+      var r = removeCall(new RemoveReq(p, s.name(), dir));
+      if (r == null) { // removed by the try whose answer was lost: what it answered is not known
+        if (known != null) {
+          attrs.invalidate(known);
+          contents.forget(known);
+        }
+        attrs.invalidate(p);
+        contents.forget(p);
+        return;
+      }
       contents.changed(p, s.name(), false, r.parentWasNs(), r.timeNs(), asked);
       if (dir) {
         contents.forget(r.handle());
@@ -987,6 +1008,37 @@ public final class FileSystemClient implements AutoCloseable {
     }
   }
 
+  /**
+   * Sends remove {@code q}; when its connection dropped before the answer (the server may have run
+   * it), sends it again within {@code rpc.timeout}, and ENOENT then means the lost try removed the
+   * name: null. (Another client may have removed it meanwhile; either way the name is gone, as
+   * the caller asked.)
+   */
+  private RemoveResp removeCall(RemoveReq q) {
+    try {
+      return meta(q);
+    } catch (FsException e) {
+      if (CallFailure.stageOf(e) != CallFailure.Stage.LOST) {
+        throw e;
+      }
+    }
+    long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
+    while (true) {
+      counters.increment("meta.retries");
+      try {
+        return metaSettled(q);
+      } catch (FsException e) {
+        if (e.errno() == Errno.ENOENT) {
+          counters.increment("meta.remove-again");
+          return null;
+        }
+        if (CallFailure.stageOf(e) != CallFailure.Stage.LOST || System.nanoTime() - deadline > 0) {
+          throw e;
+        }
+      }
+    }
+  }
+
   public void rename(String from, String to, int flags) {
     Split a = split(from);
     Split b = split(to);
@@ -996,7 +1048,7 @@ public final class FileSystemClient implements AutoCloseable {
     contents.forget(pa);
     contents.forget(pb);
     try {
-      RenameResp r = meta(new RenameReq(pa, a.name(), pb, b.name(), flags));
+      RenameResp r = meta(new RenameReq(pa, a.name(), pb, b.name(), flags, verifier()));
       attrs.invalidate(r.moved());
       if (r.replaced() != null) {
         attrs.invalidate(r.replaced());

@@ -36,6 +36,9 @@ import org.flowfs.common.wire.MetaOp.Reserved;
 import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.LookupReq;
+import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RenameReq;
+import org.flowfs.common.wire.MetaOp.RenameResp;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -54,6 +57,8 @@ class MetaRetryTest {
   private final AtomicInteger getattrs = new AtomicInteger();
   private final AtomicInteger creates = new AtomicInteger();
   private final List<CreateReq> createsSeen = new CopyOnWriteArrayList<>();
+  private final List<RenameReq> renamesSeen = new CopyOnWriteArrayList<>();
+  private final AtomicInteger removes = new AtomicInteger();
 
   @AfterEach
   void close() {
@@ -103,6 +108,21 @@ class MetaRetryTest {
       }
       return CompletableFuture.completedFuture(new EntryResp(
           new Attr(Handle.of(0, 8), FileType.DIRECTORY, 0755, 0, 0, 2, 4096, 9, 9, 9, 0, null), 0));
+    });
+    ops.async(RenameReq.class, Access.MODIFY, (q, ctx) -> {
+      renamesSeen.add(q);
+      if (renamesSeen.size() <= dropCreates) {
+        ctx.channel().close();
+        return new CompletableFuture<>();
+      }
+      return CompletableFuture.completedFuture(new RenameResp(Handle.of(0, 9), null));
+    });
+    ops.async(RemoveReq.class, Access.MODIFY, (q, ctx) -> {
+      if (removes.incrementAndGet() <= dropCreates) {
+        ctx.channel().close(); // removed, but the answer never leaves: sent again, it finds no name
+        return new CompletableFuture<>();
+      }
+      return CompletableFuture.failedFuture(new FsException(Errno.ENOENT, q.name()));
     });
     ops.async(LookupReq.class, Access.READ_ONLY, (q, ctx) -> CompletableFuture.failedFuture(new FsException(Errno.ENOENT, q.name())));
     server = new RpcServer("stand-in metaserver", net, new InetSocketAddress("127.0.0.1", port), ops,
@@ -193,8 +213,45 @@ class MetaRetryTest {
     assertEquals(2, createsSeen.size());
     assertTrue(createsSeen.get(0).verifier() != 0, "sent with a verifier");
     assertEquals(createsSeen.get(0), createsSeen.get(1), "the same request, verifier and all");
+    assertEquals(1L, client.counters().snapshot().get("meta.resent-after-lost"));
     client.mkdir("/e", 0755, Caller.ROOT);
     assertTrue(createsSeen.get(2).verifier() != createsSeen.get(0).verifier(), "each create has a verifier of its own");
+  }
+
+  /** A rename whose connection dropped after it was sent is sent again with the same verifier. */
+  @Test
+  void rename_connectionDropsAfterSend_isSentAgainWithItsVerifier() throws Exception {
+    int port = freePort();
+    serve(port, 0, 1);
+    client = new FileSystemClient(config(port, "5s"), net);
+    client.rename("/a", "/b", 0);
+    assertEquals(2, renamesSeen.size());
+    assertTrue(renamesSeen.get(0).verifier() != 0, "sent with a verifier");
+    assertEquals(renamesSeen.get(0), renamesSeen.get(1));
+  }
+
+  /**
+   * A remove whose connection dropped after it was sent is sent again, and ENOENT then is the
+   * lost try's doing: the remove succeeds.
+   */
+  @Test
+  void remove_connectionDropsAfterSend_sentAgain_enoentMeansItWasDone() throws Exception {
+    int port = freePort();
+    serve(port, 0, 1);
+    client = new FileSystemClient(config(port, "5s"), net);
+    client.unlink("/f");
+    assertEquals(2, removes.get());
+    assertEquals(1L, client.counters().snapshot().get("meta.remove-again"));
+  }
+
+  /** A remove answered ENOENT the first time fails with ENOENT. */
+  @Test
+  void remove_answeredEnoent_failsWithEnoent() throws Exception {
+    int port = freePort();
+    serve(port, 0, 0);
+    client = new FileSystemClient(config(port, "5s"), net);
+    assertEquals(Errno.ENOENT, assertThrows(FsException.class, () -> client.unlink("/f")).errno());
+    assertEquals(1, removes.get());
   }
 
   /** A create whose connection keeps dropping fails with EIO within {@code rpc.timeout}. */

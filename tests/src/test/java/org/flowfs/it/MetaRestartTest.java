@@ -14,8 +14,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The mount survives a metadata server restart without a remount: operations issued while the
- * server is down wait for it (the client retries idempotent requests, and any request that never
- * left, within {@code rpc.timeout}) and succeed once it is back; while it stays down longer, they
+ * server is down wait for it (the client retries idempotent requests, changes of entries known
+ * by their verifier, and any request that never left, within {@code rpc.timeout}) and succeed
+ * once it is back; while it stays down longer, they
  * fail with EIO within the timeout; afterwards the same mount carries on.
  */
 class MetaRestartTest {
@@ -160,6 +161,28 @@ class MetaRestartTest {
       Sh.ok(m, "python3 -c \"\nfor i in range(1, " + (n + 1) + "):\n  got = open('w/d%d/f' % i).read()\n"
           + "  assert got == 'file %d\\n' % i, 'd%d/f holds %r' % (i, got)\n\"");
       assertEquals(String.valueOf(n + 2), Sh.ok(m, "stat -c %h w").strip(), "each directory links its parent");
+    }
+  }
+
+  /**
+   * Renames, hard links and removes, each a call of its own, while the metadata server is killed
+   * and started again: a call whose answer was lost with the server is sent again, and known by
+   * its verifier (rename, link) or by its name being gone (remove). None fails, and each took
+   * effect once: every file has its one new name and one link.
+   */
+  @Test
+  void renamesLinksAndRemovesAroundARestart_eachTookEffectOnce(@TempDir Path tmp) throws Exception {
+    try (ProcessDeployment fs = new ProcessDeployment(tmp, 2, "rpc.timeout = " + TIMEOUT_S + "s\n")) {
+      Path m = fs.mountPoint();
+      int n = 400;
+      Sh.ok(m, "mkdir w && for i in $(seq " + n + "); do echo $i > w/a$i; done");
+      // four at a time: when the server dies, some call is likely out, its answer lost
+      restartWhileWriting(fs, "cd w && for k in 1 2 3 4; do (for i in $(seq $k 4 " + n + "); do mv a$i b$i && ln b$i c$i"
+          + " && rm b$i || exit 1; done) & pids=\"$pids $!\"; done; for p in $pids; do wait $p || exit 1; done",
+          "meta.rename", 100);
+      assertEquals(String.valueOf(n), Sh.ok(m, "ls w | wc -l").strip(), () -> leaseLog(fs));
+      Sh.ok(m, "cd w && for i in $(seq " + n + "); do test \"$(cat c$i)\" = $i && test $(stat -c %h c$i) = 1"
+          + " || { echo c$i; exit 1; }; done");
     }
   }
 

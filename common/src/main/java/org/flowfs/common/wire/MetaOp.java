@@ -193,12 +193,21 @@ public sealed interface MetaOp extends Message {
   @Wire(107)
   record ReadlinkResp(String target) implements MetaOp {}
 
-  /** A new name {@code name} in {@code parent} for the existing non-directory {@code target}. */
+  /**
+   * A new name {@code name} in {@code parent} for the existing non-directory {@code target}; a
+   * {@code verifier} other than 0 is kept with the target, and the same request sent again finds
+   * {@code name} naming an object with it: answered as the first time (as {@link CreateReq#verifier()}).
+   */
   @Wire(108)
-  record LinkReq(Handle target, Handle parent, String name) implements MetaOp, Req<EntryResp> {
+  record LinkReq(Handle target, Handle parent, String name, long verifier) implements MetaOp, Req<EntryResp> {
     @Override
     public List<Handle> named() {
       return List.of(target(), parent());
+    }
+
+    /** Without a verifier: not recognised when sent again. */
+    public LinkReq(Handle target, Handle parent, String name) {
+      this(target, parent, name, 0);
     }
 
     public LinkReq {
@@ -233,13 +242,23 @@ public sealed interface MetaOp extends Message {
   @Wire(110)
   record RemoveResp(Handle handle, boolean gone, long timeNs, long parentWasNs) implements MetaOp {}
 
-  /** Renames atomically, replacing an existing target as POSIX rename does. */
+  /**
+   * Renames atomically, replacing an existing target as POSIX rename does. A {@code verifier}
+   * other than 0 is kept with the object moved, and the same request sent again (its answer was
+   * lost) finds {@code dstName} naming an object with it: answered with that object, nothing
+   * replaced, and nothing moves again (as {@link CreateReq#verifier()}).
+   */
   @Wire(111)
-  record RenameReq(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags)
+  record RenameReq(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long verifier)
       implements MetaOp, Req<RenameResp> {
     @Override
     public List<Handle> named() {
       return List.of(srcParent(), dstParent());
+    }
+
+    /** Without a verifier: not recognised when sent again. */
+    public RenameReq(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags) {
+      this(srcParent, srcName, dstParent, dstName, flags, 0);
     }
 
     /** Fail with EEXIST rather than replace. */
