@@ -293,8 +293,8 @@ public final class FileSystemClient implements AutoCloseable {
    * (a create, symlink, link or rename: {@link #verified}) also when the connection dropped
    * before its answer, with growing pauses, all within {@code rpc.timeout}; then the last failure
    * (EIO). Any other request whose connection dropped after it was sent fails with EIO at once:
-   * the server may have run it (a remove is sent again by {@link #removeCall}, which knows what
-   * its ENOENT means then).
+   * the server may have run it (a remove or an xattr change is sent again by {@link #doneOnce},
+   * which knows what its errno means then).
    *
    * <p>Once a call gave up on a server it could not reach, later calls try only once (a refused
    * connection costs nothing) until one gets through: a command that makes many calls, an {@code
@@ -1009,12 +1009,21 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /**
-   * Sends remove {@code q}; when its connection dropped before the answer (the server may have run
-   * it), sends it again within {@code rpc.timeout}, and ENOENT then means the lost try removed the
-   * name: null. (Another client may have removed it meanwhile; either way the name is gone, as
-   * the caller asked.)
+   * Sends remove {@code q}; sent again after a lost answer, ENOENT means the lost try removed the
+   * name: null ({@link #doneOnce}). (Another client may have removed it meanwhile; either way the
+   * name is gone, as the caller asked.)
    */
   private RemoveResp removeCall(RemoveReq q) {
+    return doneOnce(q, e -> e.errno() == Errno.ENOENT);
+  }
+
+  /**
+   * Sends {@code q}, a change that running twice does not leave as running once does; when its
+   * connection dropped before the answer (the server may have run it), sends it again within
+   * {@code rpc.timeout}, and an errno that {@code doneBefore} says the lost try's change explains
+   * gives null: done, by the try whose answer was lost.
+   */
+  private <R extends Message> R doneOnce(Req<R> q, java.util.function.Predicate<FsException> doneBefore) {
     try {
       return meta(q);
     } catch (FsException e) {
@@ -1025,11 +1034,12 @@ public final class FileSystemClient implements AutoCloseable {
     long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
     while (true) {
       counters.increment("meta.retries");
+      counters.increment("meta.resent-after-lost");
       try {
         return metaSettled(q);
       } catch (FsException e) {
-        if (e.errno() == Errno.ENOENT) {
-          counters.increment("meta.remove-again");
+        if (CallFailure.stageOf(e) == null && doneBefore.test(e)) {
+          counters.increment("meta.done-before");
           return null;
         }
         if (CallFailure.stageOf(e) != CallFailure.Stage.LOST || System.nanoTime() - deadline > 0) {
@@ -1612,8 +1622,19 @@ public final class FileSystemClient implements AutoCloseable {
     }
     Handle h = resolve(path);
     xattrsChanging(h);
-    meta(new SetxattrReq(h, name, value, flags));
+    byte[] v = value;
+    // sent again after a lost answer: EEXIST (XATTR_CREATE) with the value set is the lost try's
+    doneOnce(new SetxattrReq(h, name, v, flags), e -> e.errno() == Errno.EEXIST && holds(h, name, v));
     attrs.invalidate(h); // its ctime moved
+  }
+
+  /** Whether {@code h}'s extended attribute {@code name} holds {@code value} now, as the server says. */
+  private boolean holds(Handle h, String name, byte[] value) {
+    try {
+      return java.util.Arrays.equals(value, meta(new GetxattrReq(h, name)).value());
+    } catch (FsException e) {
+      return false;
+    }
   }
 
   /**
@@ -1689,7 +1710,7 @@ public final class FileSystemClient implements AutoCloseable {
   public void removexattr(String path, String name) {
     Handle h = resolve(path);
     xattrsChanging(h);
-    meta(new RemovexattrReq(h, name));
+    doneOnce(new RemovexattrReq(h, name), e -> e.errno() == Errno.ENODATA); // sent again: gone already
     attrs.invalidate(h); // its ctime moved
   }
 

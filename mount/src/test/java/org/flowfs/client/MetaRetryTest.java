@@ -36,7 +36,11 @@ import org.flowfs.common.wire.MetaOp.Reserved;
 import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.LookupReq;
+import org.flowfs.common.wire.MetaOp.GetxattrReq;
 import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RemovexattrReq;
+import org.flowfs.common.wire.MetaOp.SetxattrReq;
+import org.flowfs.common.wire.MetaOp.XattrResp;
 import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.RenameResp;
 import org.junit.jupiter.api.AfterEach;
@@ -59,6 +63,11 @@ class MetaRetryTest {
   private final List<CreateReq> createsSeen = new CopyOnWriteArrayList<>();
   private final List<RenameReq> renamesSeen = new CopyOnWriteArrayList<>();
   private final AtomicInteger removes = new AtomicInteger();
+  private final AtomicInteger xattrChanges = new AtomicInteger();
+  private volatile boolean setWhenDropped = true;
+  /** The stand-in's one extended attribute, as its set left it ({@code "other"} until then). */
+  private final java.util.concurrent.atomic.AtomicReference<byte[]> xattr =
+      new java.util.concurrent.atomic.AtomicReference<>("other".getBytes(StandardCharsets.UTF_8));
 
   @AfterEach
   void close() {
@@ -123,6 +132,24 @@ class MetaRetryTest {
         return new CompletableFuture<>();
       }
       return CompletableFuture.failedFuture(new FsException(Errno.ENOENT, q.name()));
+    });
+    ops.async(SetxattrReq.class, Access.MODIFY, (q, ctx) -> {
+      if (xattrChanges.incrementAndGet() <= dropCreates) {
+        if (setWhenDropped) {
+          xattr.set(q.value()); // set, but the answer never leaves
+        }
+        ctx.channel().close();
+        return new CompletableFuture<>();
+      }
+      return CompletableFuture.failedFuture(new FsException(Errno.EEXIST, q.name()));
+    });
+    ops.async(GetxattrReq.class, Access.READ_ONLY, (q, ctx) -> CompletableFuture.completedFuture(new XattrResp(xattr.get())));
+    ops.async(RemovexattrReq.class, Access.MODIFY, (q, ctx) -> {
+      if (xattrChanges.incrementAndGet() <= dropCreates) {
+        ctx.channel().close();
+        return new CompletableFuture<>();
+      }
+      return CompletableFuture.failedFuture(new FsException(Errno.ENODATA, q.name()));
     });
     ops.async(LookupReq.class, Access.READ_ONLY, (q, ctx) -> CompletableFuture.failedFuture(new FsException(Errno.ENOENT, q.name())));
     server = new RpcServer("stand-in metaserver", net, new InetSocketAddress("127.0.0.1", port), ops,
@@ -241,7 +268,38 @@ class MetaRetryTest {
     client = new FileSystemClient(config(port, "5s"), net);
     client.unlink("/f");
     assertEquals(2, removes.get());
-    assertEquals(1L, client.counters().snapshot().get("meta.remove-again"));
+    assertEquals(1L, client.counters().snapshot().get("meta.done-before"));
+  }
+
+  /**
+   * An exclusive xattr set whose answer was lost is sent again: its EEXIST then, with the value
+   * it set in place, is the lost try's doing; with another value there, it is EEXIST.
+   */
+  @Test
+  void setxattrCreate_connectionDropsAfterSend_eexistWithItsValueMeansItWasDone() throws Exception {
+    int port = freePort();
+    serve(port, 0, 1);
+    client = new FileSystemClient(config(port, "5s"), net);
+    client.setxattr("/", "user.k", "mine".getBytes(StandardCharsets.UTF_8), SetxattrReq.CREATE);
+    assertEquals(2, xattrChanges.get());
+    assertEquals(1L, client.counters().snapshot().get("meta.done-before"));
+    xattr.set("theirs".getBytes(StandardCharsets.UTF_8));
+    setWhenDropped = false; // dropped once more, unset: the value there is another's
+    xattrChanges.set(0);
+    FsException e = assertThrows(FsException.class,
+        () -> client.setxattr("/", "user.k", "mine!".getBytes(StandardCharsets.UTF_8), SetxattrReq.CREATE));
+    assertEquals(Errno.EEXIST, e.errno());
+  }
+
+  /** An xattr removal whose answer was lost is sent again: ENODATA then means it was removed. */
+  @Test
+  void removexattr_connectionDropsAfterSend_enodataMeansItWasDone() throws Exception {
+    int port = freePort();
+    serve(port, 0, 1);
+    client = new FileSystemClient(config(port, "5s"), net);
+    client.removexattr("/", "user.k");
+    assertEquals(2, xattrChanges.get());
+    assertEquals(1L, client.counters().snapshot().get("meta.done-before"));
   }
 
   /** A remove answered ENOENT the first time fails with ENOENT. */
