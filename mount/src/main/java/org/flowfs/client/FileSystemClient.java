@@ -1032,6 +1032,7 @@ public final class FileSystemClient implements AutoCloseable {
       }
     }
     long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
+    long pauseMs = RETRY_PAUSE_MIN_MS;
     while (true) {
       counters.increment("meta.retries");
       counters.increment("meta.resent-after-lost");
@@ -1042,9 +1043,17 @@ public final class FileSystemClient implements AutoCloseable {
           counters.increment("meta.done-before");
           return null;
         }
-        if (CallFailure.stageOf(e) != CallFailure.Stage.LOST || System.nanoTime() - deadline > 0) {
+        long pause = Math.min(pauseMs, (deadline - System.nanoTime()) / 1_000_000);
+        if (CallFailure.stageOf(e) != CallFailure.Stage.LOST || pause <= 0) {
           throw e;
         }
+        try {
+          Thread.sleep(pause); // a server that takes the request and drops the connection again: not a busy loop
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new FsException(Errno.EINTR, "interrupted while waiting for the metadata server");
+        }
+        pauseMs = Math.min(pauseMs * 2, RETRY_PAUSE_MAX_MS);
       }
     }
   }

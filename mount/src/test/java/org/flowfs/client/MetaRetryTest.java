@@ -302,6 +302,23 @@ class MetaRetryTest {
     assertEquals(1L, client.counters().snapshot().get("meta.done-before"));
   }
 
+  /**
+   * A remove whose connection keeps dropping after it was sent fails with EIO within {@code
+   * rpc.timeout}, sent again with pauses between (not in a busy loop).
+   */
+  @Test
+  void remove_connectionKeepsDropping_failsWithEioWithinTheTimeout() throws Exception {
+    int port = freePort();
+    serve(port, 0);
+    client = new FileSystemClient(config(port, "1500ms"), net);
+    long t0 = System.nanoTime();
+    FsException e = assertThrows(FsException.class, () -> client.unlink("/f"));
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertEquals(Errno.EIO, e.errno());
+    assertTrue(ms < 3000, "failed after " + ms + " ms; rpc.timeout is 1500 ms");
+    assertTrue(removes.get() >= 2 && removes.get() <= 12, "sent again, with pauses: " + removes.get() + " times");
+  }
+
   /** A remove answered ENOENT the first time fails with ENOENT. */
   @Test
   void remove_answeredEnoent_failsWithEnoent() throws Exception {
