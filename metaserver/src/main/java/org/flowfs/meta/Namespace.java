@@ -192,11 +192,16 @@ final class Namespace {
     Names.checkNew(name);
     byte[] target = checkNewObject(obj);
     Inode parent = loadDir(parentHandle);
-    NewEntry again = madeBefore(parent, name, obj);
-    if (again != null) {
-      return again;
+    byte[] key;
+    try {
+      key = freeEntry(parent, name, obj.type() == FileType.DIRECTORY);
+    } catch (FsException x) {
+      NewEntry again = x.errno() == Errno.EEXIST ? madeBefore(parent, name, obj) : null;
+      if (again != null) {
+        return again;
+      }
+      throw x;
     }
-    byte[] key = freeEntry(parent, name, obj.type() == FileType.DIRECTORY);
     long next = t.get(Counter.NEXT_HANDLE);
     if (next > Handle.LOCAL_MASK) {
       throw new FsException(Errno.ENOSPC, "metadata handles exhausted");
@@ -212,9 +217,6 @@ final class Namespace {
    * else null.
    */
   private NewEntry madeBefore(Inode parent, String name, NewObject obj) {
-    if (obj.verifier() == 0) {
-      return null;
-    }
     byte[] entry = t.entries().get(Keys.of(parent.handle, Keys.utf8(name)));
     if (entry == null || Keys.entryType(entry) != obj.type()) {
       return null;

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -318,16 +319,22 @@ public final class FileSystemClient implements AutoCloseable {
   private <R extends Message> R metaSettled(Req<R> req) {
     if (req instanceof HasPayload p) {
       try {
-        return metaRetrying(req, p);
+        return metaRetrying(req, p, null);
       } finally {
         p.release();
       }
     }
-    return metaRetrying(req, null);
+    return metaRetrying(req, null, null);
   }
 
-  private <R extends Message> R metaRetrying(Req<R> req, HasPayload payload) {
+  /**
+   * The calls of {@link #meta}; with {@code doneBefore}, {@code req} is also sent again when its
+   * connection dropped after it left, and an errno the server answers a later try with that
+   * {@code doneBefore} explains by the lost try's change gives null (see {@link #doneOnce}).
+   */
+  private <R extends Message> R metaRetrying(Req<R> req, HasPayload payload, Predicate<FsException> doneBefore) {
     boolean retry = !metaUnreachable;
+    boolean lost = false;
     long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
     long pauseMs = RETRY_PAUSE_MIN_MS;
     while (true) {
@@ -342,14 +349,20 @@ public final class FileSystemClient implements AutoCloseable {
         metaUnreachable = false;
         return r;
       } catch (FsException e) {
+        CallFailure.Stage stage = CallFailure.stageOf(e);
+        if (doneBefore != null && lost && stage == null && doneBefore.test(e)) {
+          counters.increment("meta.done-before");
+          return null;
+        }
+        lost |= stage == CallFailure.Stage.LOST;
         long pause = Math.min(pauseMs, (deadline - System.nanoTime()) / 1_000_000);
-        if (!resendable(req, e) || !retry || pause <= 0) {
-          metaUnreachable = CallFailure.stageOf(e) == CallFailure.Stage.NOT_SENT;
+        if (!(resendable(req, e) || doneBefore != null && stage == CallFailure.Stage.LOST) || !retry || pause <= 0) {
+          metaUnreachable = stage == CallFailure.Stage.NOT_SENT;
           throw e;
         }
         counters.increment("meta.retries");
-        if (CallFailure.stageOf(e) == CallFailure.Stage.LOST) {
-          counters.increment("meta.resent-after-lost"); // the server may have run it: idempotent, or known by its verifier
+        if (stage == CallFailure.Stage.LOST) {
+          counters.increment("meta.resent-after-lost"); // the server may have run it: idempotent, known by its verifier, or doneBefore
         }
         try {
           Thread.sleep(pause);
@@ -980,10 +993,10 @@ public final class FileSystemClient implements AutoCloseable {
     Handle p = resolve(s.parent());
     counters.increment(dir ? "meta.rmdir" : "meta.unlink");
     long asked = System.nanoTime();
-    Handle known = names.get(p, s.name());
     try {
       var r = removeCall(new RemoveReq(p, s.name(), dir));
       if (r == null) { // removed by the try whose answer was lost: what it answered is not known
+        Handle known = names.get(p, s.name()); // (dropped in the finally below)
         if (known != null) {
           attrs.invalidate(known);
           contents.forget(known);
@@ -1018,44 +1031,16 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /**
-   * Sends {@code q}, a change that running twice does not leave as running once does; when its
-   * connection dropped before the answer (the server may have run it), sends it again within
-   * {@code rpc.timeout}, and an errno that {@code doneBefore} says the lost try's change explains
-   * gives null: done, by the try whose answer was lost.
+   * Sends {@code q} (no payload), a change that running twice does not leave as running once
+   * does; when its connection dropped before the answer (the server may have run it), sends it
+   * again as {@link #meta} re-sends, and an errno that {@code doneBefore} says the lost try's
+   * change explains gives null: done, by the try whose answer was lost.
    */
-  private <R extends Message> R doneOnce(Req<R> q, java.util.function.Predicate<FsException> doneBefore) {
-    try {
-      return meta(q);
-    } catch (FsException e) {
-      if (CallFailure.stageOf(e) != CallFailure.Stage.LOST) {
-        throw e;
-      }
+  private <R extends Message> R doneOnce(Req<R> q, Predicate<FsException> doneBefore) {
+    if (q instanceof MetaOp op) {
+      leases.settle(op);
     }
-    long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
-    long pauseMs = RETRY_PAUSE_MIN_MS;
-    while (true) {
-      counters.increment("meta.retries");
-      counters.increment("meta.resent-after-lost");
-      try {
-        return metaSettled(q);
-      } catch (FsException e) {
-        if (CallFailure.stageOf(e) == null && doneBefore.test(e)) {
-          counters.increment("meta.done-before");
-          return null;
-        }
-        long pause = Math.min(pauseMs, (deadline - System.nanoTime()) / 1_000_000);
-        if (CallFailure.stageOf(e) != CallFailure.Stage.LOST || pause <= 0) {
-          throw e;
-        }
-        try {
-          Thread.sleep(pause); // a server that takes the request and drops the connection again: not a busy loop
-        } catch (InterruptedException ie) {
-          Thread.currentThread().interrupt();
-          throw new FsException(Errno.EINTR, "interrupted while waiting for the metadata server");
-        }
-        pauseMs = Math.min(pauseMs * 2, RETRY_PAUSE_MAX_MS);
-      }
-    }
+    return metaRetrying(q, null, doneBefore);
   }
 
   public void rename(String from, String to, int flags) {

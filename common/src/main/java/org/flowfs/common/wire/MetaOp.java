@@ -166,11 +166,6 @@ public sealed interface MetaOp extends Message {
       this(parent, name, target, uid, gid, 0);
     }
 
-    /** This request with {@code verifier}. */
-    public SymlinkReq verified(long verifier) {
-      return new SymlinkReq(parent, name, target, uid, gid, verifier);
-    }
-
     public SymlinkReq {
       Objects.requireNonNull(parent, "parent");
       Names.checkNew(name);
