@@ -27,6 +27,7 @@ import org.flowfs.common.wire.MetaOp.DirLeaseReq;
 import org.flowfs.common.wire.MetaOp.DirLeaseResp;
 import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.ReclaimReq;
+import org.flowfs.common.wire.MetaOp.RemoveResult;
 import org.flowfs.common.wire.MetaOp.Reserved;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.meta.DirLeases.Lease;
@@ -203,12 +204,14 @@ final class DirLeaseOps {
     CompletableFuture<Void> quiet = gate.quiet(q.dir());
     CompletableFuture<Reservations> reserved = quiet.isDone() ? reserve(q.dir(), q.files())
         : quiet.thenComposeAsync(v -> reserve(q.dir(), q.files()), loop);
-    if (!q.names()) {
+    if (!q.names() && q.knownCtimeNs() == 0) {
       return answer(l, reserved);
     }
     // no change of the directory comes between the reservation's ctime and this listing: the
     // lease holds back every change admitted after it, and those before are done
-    return answer(l, reserved.thenApplyAsync(r -> r.with(names(q.dir())), readers));
+    return answer(l, reserved.thenCompose(r -> q.names() || r.dirCtimeNs() != q.knownCtimeNs()
+        ? CompletableFuture.supplyAsync(() -> r.with(names(q.dir())), readers)
+        : CompletableFuture.completedFuture(r)));
   }
 
   /** Every name in {@code dir}, or null when there are more than {@link MetaOp#MAX_LEASE_NAMES}. */
@@ -350,11 +353,20 @@ final class DirLeaseOps {
     if (l == null) {
       counters.add("batch.failed", creates.size());
       BatchResult stale = new BatchResult(null, 0, Errno.ESTALE.code(), null);
-      return CompletableFuture.completedFuture(new CreateBatchResp(Collections.nCopies(creates.size(), stale), true, List.of()));
+      RemoveResult notRemoved = new RemoveResult(null, false, 0, 0, Errno.ESTALE.code());
+      return CompletableFuture.completedFuture(new CreateBatchResp(Collections.nCopies(creates.size(), stale),
+          Collections.nCopies(q.removes().size(), notRemoved), true, List.of()));
     }
     CompletableFuture<List<BatchResult>> applied;
+    List<RemoveResult> removed = new ArrayList<>(q.removes().size());
     try {
       applied = apply(l, q.dir(), creates, heads);
+      if (!q.removes().isEmpty()) { // after the creates: a name made and unlinked again goes in one batch
+        applied = applied.thenCompose(results -> removeAll(q.dir(), q.removes()).thenApply(r -> {
+          removed.addAll(r);
+          return results;
+        }));
+      }
       if (record != null) { // after the creates, which move the directory's times
         applied = applied.thenCompose(results -> store.setattr(q.dir(), MetaServer.change(record), MetaServer.now())
             .thenApply(a -> {
@@ -379,7 +391,33 @@ final class DirLeaseOps {
       CompletableFuture<List<Reserved>> more = q.end() || room <= 0 || leases.recalled(l)
           ? CompletableFuture.completedFuture(List.of())
           : more(l, room);
-      return more.thenApply(m -> new CreateBatchResp(results, leases.recalled(l), m));
+      return more.thenApply(m -> new CreateBatchResp(results, removed, leases.recalled(l), m));
+    });
+  }
+
+  /**
+   * Unlinks {@code names} in {@code dir} in one mutation, as a {@link MetaOp.RemoveReq} each; the
+   * datafiles of files that lost their last name go to the reaper.
+   */
+  private CompletableFuture<List<RemoveResult>> removeAll(Handle dir, List<String> names) {
+    return store.removeBatch(dir, names, MetaServer.now()).thenApply(all -> {
+      List<RemoveResult> out = new ArrayList<>(all.size());
+      int ok = 0;
+      for (MetadataStore.BatchRemoved b : all) {
+        MetadataStore.Removed r = b.removed();
+        if (r == null) {
+          out.add(new RemoveResult(null, false, 0, 0, b.errno().code()));
+          continue;
+        }
+        ok++;
+        if (r.gone() && r.attr().layout() != null) {
+          reaper.reap(r.attr().handle(), r.attr().layout().datafiles());
+        }
+        out.add(new RemoveResult(r.attr().handle(), r.gone(), r.parentWasNs(), r.parentNowNs(), 0));
+      }
+      counters.add("batch.removes", ok);
+      counters.add("batch.removes-failed", all.size() - ok);
+      return out;
     });
   }
 

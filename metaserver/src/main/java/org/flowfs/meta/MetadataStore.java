@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.flowfs.common.Attr;
+import org.flowfs.common.Errno;
 import org.flowfs.common.FileType;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
@@ -152,6 +153,15 @@ public interface MetadataStore extends AutoCloseable {
    *     (unlink of a directory), ENOTEMPTY
    */
   CompletableFuture<Removed> remove(Handle parent, String name, boolean directory, long nowNs);
+
+  /**
+   * Unlinks each of {@code names} in {@code parent}, in order, in one mutation, as {@link #remove}
+   * does with {@code directory} false; a name that fails changes nothing (its outcome is its
+   * errno) and the others still go.
+   *
+   * @return one outcome per name, in order
+   */
+  CompletableFuture<List<BatchRemoved>> removeBatch(Handle parent, List<String> names, long nowNs);
 
   /**
    * POSIX rename, atomic: renaming onto another name of the same object does nothing; an
@@ -324,7 +334,10 @@ public interface MetadataStore extends AutoCloseable {
    * The removed object's attributes (nlink already decremented), whether it is gone, and its
    * directory's ctime before the change.
    */
-  record Removed(Attr attr, boolean gone, long parentWasNs) {}
+  record Removed(Attr attr, boolean gone, long parentWasNs, long parentNowNs) {}
+
+  /** The outcome of one name of a {@link #removeBatch}: what it removed, or ({@code removed} null) its errno. */
+  record BatchRemoved(Removed removed, Errno errno) {}
 
   /** The moved object, and the replaced one (null if none) with whether it is gone. */
   record Renamed(Attr moved, Attr replaced, boolean replacedGone) {}

@@ -465,7 +465,20 @@ final class Namespace {
     parent.touchContents(nowNs);
     store(parent);
     boolean gone = dropLink(n, nowNs);
-    return new Removed(n.toAttr(), gone, parentWas);
+    return new Removed(n.toAttr(), gone, parentWas, parent.ctimeNs);
+  }
+
+  /** Each of {@code names} as {@link #remove} unlinks it, in order; one that fails changes nothing and leaves the others to go. */
+  List<MetadataStore.BatchRemoved> removeBatch(Handle parentHandle, List<String> names, long nowNs) {
+    List<MetadataStore.BatchRemoved> out = new ArrayList<>(names.size());
+    for (String name : names) {
+      try {
+        out.add(new MetadataStore.BatchRemoved(remove(parentHandle, name, false, nowNs), null));
+      } catch (FsException x) { // thrown before the name's first change: see remove
+        out.add(new MetadataStore.BatchRemoved(null, x.errno()));
+      }
+    }
+    return out;
   }
 
   Renamed rename(Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long verifier, long nowNs) {

@@ -187,6 +187,13 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   }
 
   @Override
+  public CompletableFuture<List<BatchRemoved>> removeBatch(Handle parent, List<String> names, long nowNs) {
+    Objects.requireNonNull(parent, "parent");
+    List<String> copy = List.copyOf(names);
+    return mutate(ns -> ns.removeBatch(parent, copy, nowNs));
+  }
+
+  @Override
   public CompletableFuture<Renamed> rename(
       Handle srcParent, String srcName, Handle dstParent, String dstName, int flags, long verifier, long nowNs) {
     Objects.requireNonNull(srcParent, "srcParent");

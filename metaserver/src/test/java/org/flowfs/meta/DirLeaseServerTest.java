@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -51,6 +52,7 @@ import org.flowfs.common.wire.MetaOp.ReaddirReq;
 import org.flowfs.common.wire.MetaOp.ReclaimReq;
 import org.flowfs.common.wire.MetaOp.ReaddirResp;
 import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RemoveResult;
 import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.Reserved;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
@@ -141,6 +143,21 @@ class DirLeaseServerTest {
     assertEquals(List.of(), end.results());
     assertTrue(reservedByServer().containsAll(datafiles), "given back to the pools");
     assertNotEquals(0, call(other, new DirLeaseReq(d, 1)).lease());
+  }
+
+  @Test
+  void lease_listsTheNames_whenTheCtimeTheHolderKnowsThemAtMovedOn() throws Exception {
+    call(other, new CreateReq(d, "x", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    long ctime = meta.server().store().getattr(d).ctimeNs();
+    DirLeaseResp current = call(holder, new DirLeaseReq(d, 1, false, ctime));
+    assertNotEquals(0, current.lease());
+    assertNull(current.names(), "known at the directory's ctime: no names");
+    batch(current.lease(), List.of(), true, 0);
+    DirLeaseResp moved = call(holder, new DirLeaseReq(d, 1, false, ctime - 1));
+    assertNotEquals(0, moved.lease());
+    assertEquals(List.of("x"), moved.names(), "known at another ctime: the names, at the ctime reported");
+    assertEquals(ctime, moved.ctimeNs());
+    batch(moved.lease(), List.of(), true, 0);
   }
 
   @Test
@@ -408,6 +425,46 @@ class DirLeaseServerTest {
     CreateBatchResp late = batch(r.lease(), List.of(create("a", r.reserved().get(0))), true, 0);
     assertEquals(Errno.ESTALE.code(), late.results().get(0).errno());
     assertEquals(Errno.ENOENT, errno(other, new LookupReq(d, "a")));
+  }
+
+  @Test
+  void batch_unlinksAfterItsCreates_inOrder_andTheirDatafilesGo() throws Exception {
+    Attr old = call(holder, new CreateReq(d, "old", FileType.REGULAR, 0644, 0, 0, 0, null, 0)).attr();
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 2));
+    Reserved a = r.reserved().get(0);
+    ByteBuf none = Unpooled.EMPTY_BUFFER;
+    CreateBatchResp b = call(holder, new CreateBatchReq(d, r.lease(), List.of(create("a", a)),
+        List.of("old", "a", "missing", "a"), null, true, 0, none));
+    assertEquals(a.handle(), b.results().get(0).attr().handle());
+    List<RemoveResult> rm = b.removed();
+    assertEquals(4, rm.size());
+    assertEquals(old.handle(), rm.get(0).handle());
+    assertTrue(rm.get(0).gone());
+    assertEquals(a.handle(), rm.get(1).handle(), "made and unlinked in one batch");
+    assertEquals(List.of(0, 0, Errno.ENOENT.code(), Errno.ENOENT.code()), rm.stream().map(RemoveResult::errno).toList());
+    assertNull(rm.get(2).handle());
+    assertEquals(rm.get(0).parentNowNs(), rm.get(1).parentWasNs(), "the directory's ctimes follow from unlink to unlink");
+    assertTrue(rm.get(1).parentNowNs() > rm.get(1).parentWasNs());
+    assertEquals(rm.get(1).parentNowNs(), call(other, new GetattrReq(d)).attr().ctimeNs());
+    assertEquals(Errno.ENOENT, errno(other, new LookupReq(d, "old")));
+    assertEquals(Errno.ENOENT, errno(other, new LookupReq(d, "a")));
+    assertEquals(Errno.ENOENT, errno(other, new GetattrReq(old.handle())), "its last name: gone");
+    assertEquals(2, meta.server().counters().get("batch.removes"));
+    assertEquals(2, meta.server().counters().get("batch.removes-failed"));
+    List<Handle> doomed = new ArrayList<>();
+    meta.server().store().doomed(100).forEach(x -> doomed.addAll(x.datafiles()));
+    assertTrue(doomed.containsAll(old.layout().datafiles()), "the removed file's datafiles wait for removal: " + doomed);
+  }
+
+  @Test
+  void batch_ofAnUnknownLease_unlinksNothing() throws Exception {
+    call(holder, new CreateReq(d, "keep", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 1));
+    CreateBatchResp b = call(holder, new CreateBatchReq(d, r.lease() + 1, List.of(), List.of("keep"), null, false, 0,
+        Unpooled.EMPTY_BUFFER));
+    assertEquals(List.of(Errno.ESTALE.code()), b.removed().stream().map(RemoveResult::errno).toList());
+    batch(r.lease(), List.of(), true, 0);
+    assertNotNull(call(other, new LookupReq(d, "keep")).attr(), "still there");
   }
 
   @Test

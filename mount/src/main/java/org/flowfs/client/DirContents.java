@@ -152,6 +152,22 @@ final class DirContents {
   }
 
   /**
+   * Takes {@code name} out of {@code dir} when it is known, trusted and holds it: an unlink this
+   * client made locally under a lease on the directory, which the metadata server confirms later
+   * ({@link #changed}). False if the directory is not known (or no longer trusted) or does not
+   * hold the name.
+   */
+  boolean removePending(Handle dir, String name) {
+    Known k = dirs.getIfPresent(dir);
+    if (k == null) {
+      return false;
+    }
+    synchronized (k) {
+      return System.nanoTime() - k.confirmedNanos < ttlNanos && k.names.remove(name);
+    }
+  }
+
+  /**
    * The metadata server read {@code dir}'s ctime as {@code ctimeNs} in answer to a request asked
    * for at {@code askedNanos} (a lease's grant): when that is the ctime after the last change
    * known here, the names known are all the names still, however long ago they were last
@@ -171,6 +187,17 @@ final class DirContents {
     }
     dirs.asMap().remove(dir, k);
     return false;
+  }
+
+  /** The ctime at which every name of {@code dir} is known here; 0 when it is not known. */
+  long ctimeOf(Handle dir) {
+    Known k = dirs.getIfPresent(dir);
+    if (k == null) {
+      return 0;
+    }
+    synchronized (k) {
+      return k.ctimeNs;
+    }
   }
 
   /** Whatever this client knew of {@code dir}'s names may be wrong now. */

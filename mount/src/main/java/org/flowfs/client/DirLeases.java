@@ -35,6 +35,7 @@ import org.flowfs.common.wire.MetaOp.CreateBatchResp;
 import org.flowfs.common.wire.MetaOp.DirLeaseReq;
 import org.flowfs.common.wire.MetaOp.DirLeaseResp;
 import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RemoveResult;
 import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.Reserved;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
@@ -105,6 +106,9 @@ final class DirLeases implements AutoCloseable {
      */
     boolean knownAt(Handle dir, long ctimeNs, long askedNanos);
 
+    /** The ctime at which every name of {@code dir} is known here (0: not known): a grant lists the names if it is another. */
+    long knownCtime(Handle dir);
+
     /** Every name of {@code dir} at ctime {@code ctimeNs}, as a grant asked for at {@code askedNanos} listed them. */
     void listed(Handle dir, List<String> names, long ctimeNs, long askedNanos);
 
@@ -120,6 +124,32 @@ final class DirLeases implements AutoCloseable {
 
     /** Applies {@code record}, a leased directory's own changes whose batch was lost, with a call of its own. */
     void record(SetattrReq record);
+
+    /** An unlink of a batch was made: {@code r} says what it removed and the directory's ctimes around it. */
+    void unlinked(Handle dir, String name, RemoveResult r, long askedNanos);
+
+    /**
+     * Unlinks {@code name} in {@code dir}, an unlink of a batch that was lost, with a call of its
+     * own; a name found gone already counts as done (the lost batch may have been made).
+     */
+    void unlinkAgain(Handle dir, String name);
+  }
+
+  /** A name unlinked under a lease whose batch was not answered yet. */
+  private static final class Unlinked {
+    final Lease lease;
+    final String name;
+    final Handle file;
+    /** Answered, or made again, or given up: never exceptionally. */
+    final CompletableFuture<Void> done = new CompletableFuture<>();
+    // guarded by lease
+    boolean sent;
+
+    Unlinked(Lease lease, String name, Handle file) {
+      this.lease = lease;
+      this.name = name;
+      this.file = file;
+    }
   }
 
   /** A file or directory made under a lease whose batch was not answered yet. */
@@ -187,6 +217,10 @@ final class DirLeases implements AutoCloseable {
     long lastCreateNanos = System.nanoTime();
     /** Changes of the directory's own mode, owner and times made here, for the batch that empties {@link #waiting}. */
     DeferredAttrs dirAttrs;
+    /** Names unlinked here and not sent yet, in order. */
+    final List<Unlinked> unlinked = new ArrayList<>();
+    /** Names unlinked here whose batch is not answered yet: not made here again before it is. */
+    final java.util.Set<String> unlinking = new java.util.HashSet<>();
 
     Lease(Handle dir, long id, List<Reserved> reserved) {
       this.dir = dir;
@@ -201,6 +235,8 @@ final class DirLeases implements AutoCloseable {
   private final Counters counters;
   private final Map<Handle, Lease> byDir = new ConcurrentHashMap<>();
   private final Map<Handle, Pending> byFile = new ConcurrentHashMap<>();
+  /** Files a name of was unlinked here, until their batch is answered. */
+  private final Map<Handle, Unlinked> byUnlinked = new ConcurrentHashMap<>();
   /** Directories a lease was refused on, until when ({@link System#nanoTime}): not asked again before. */
   private final Map<Handle, Long> refused = new ConcurrentHashMap<>();
   /** How long a refusal stands (another client holds a lease there, or the directory is set-group-id). */
@@ -248,7 +284,7 @@ final class DirLeases implements AutoCloseable {
 
   /** Nothing held, nothing asked for: no request needs {@link #settle}. */
   boolean idle() {
-    return byDir.isEmpty() && byFile.isEmpty() && asked.isEmpty();
+    return byDir.isEmpty() && byFile.isEmpty() && byUnlinked.isEmpty() && asked.isEmpty();
   }
 
   /** Whether {@code dir} is leased here. */
@@ -278,13 +314,13 @@ final class DirLeases implements AutoCloseable {
   }
 
   /**
-   * A create in {@code dir}, whose names this client does not know, is about to be a call of its
-   * own: after {@link #LISTING_AFTER} of them within a couple of seconds, a lease with the names
-   * is asked for ({@link #wantListed}), and this create waits for it. A job writing many files
-   * into a directory it did not make creates them under a lease too; a lone create does not pay
-   * for a listing.
+   * A create or an unlink in {@code dir}, whose names this client does not know, is about to be a
+   * call of its own: after {@link #LISTING_AFTER} of them within a couple of seconds, a lease with
+   * the names is asked for ({@link #wantListed}), and this change waits for it. A job writing (or
+   * removing) many files in a directory it did not make does so under a lease too; a lone create
+   * does not pay for a listing.
    */
-  void unlistedCreate(Handle dir) {
+  void unlisted(Handle dir) {
     if (files == 0) {
       return;
     }
@@ -320,7 +356,7 @@ final class DirLeases implements AutoCloseable {
     long askedNanos = System.nanoTime();
     CompletableFuture<DirLeaseResp> grant;
     if (made == null) {
-      grant = host.send(new DirLeaseReq(dir, files, withNames));
+      grant = host.send(new DirLeaseReq(dir, files, withNames, withNames ? 0 : host.knownCtime(dir)));
     } else {
       synchronized (made.lease) {
         if (!made.sent) {
@@ -347,7 +383,7 @@ final class DirLeases implements AutoCloseable {
   }
 
   private void granted(Handle dir, DirLeaseResp r, Throwable err, long askedNanos, boolean withNames) {
-    boolean listed = withNames && err == null && r.names() != null;
+    boolean listed = err == null && r.names() != null; // asked for, or the names known here are not the names now
     if (err != null || r.lease() == 0) {
       counters.increment("lease.refused");
       mark(refused, dir, REFUSED_NANOS);
@@ -357,6 +393,9 @@ final class DirLeases implements AutoCloseable {
       return;
     }
     if (listed) {
+      if (!withNames) {
+        counters.increment("lease.relisted"); // the names known here were at another ctime
+      }
       host.listed(dir, r.names(), r.ctimeNs(), askedNanos);
     }
     Lease l = new Lease(dir, r.lease(), r.reserved());
@@ -447,8 +486,8 @@ final class DirLeases implements AutoCloseable {
 
   /** Guarded by {@code l}, which has a file reserved. */
   private Attr made(Lease l, FileType type, String name, int mode, int uid, int gid, long nowNs, BooleanSupplier admit) {
-    if (!admit.getAsBoolean()) {
-      return null;
+    if (l.unlinking.contains(name) || !admit.getAsBoolean()) {
+      return null; // a name unlinked here and not answered yet: the create is a call, after the batch
     }
     boolean dir = type == FileType.DIRECTORY;
     Reserved r = l.reserved.poll();
@@ -465,6 +504,49 @@ final class DirLeases implements AutoCloseable {
     }
     return dir ? new Attr(r.handle(), type, mode, uid, gid, 2, Attr.DIR_SIZE, nowNs, nowNs, nowNs, 0, null)
         : new Attr(r.handle(), type, mode, uid, gid, 1, 0, nowNs, nowNs, nowNs, 0, r.layout());
+  }
+
+  // ---- unlinking under a lease ----------------------------------------------------------------
+
+  /**
+   * Unlinks {@code name}, a regular file or symbolic link with one link, object {@code file}, in
+   * {@code dir} here, under this client's lease on it, if it holds one that is not recalled or
+   * ending, and {@code admit} (run under the lease) takes the name out of the names known: the
+   * remove goes to the server with the next batch, after the creates made before it. False when
+   * the unlink must be a call of its own: no lease, changes of the directory's own attributes
+   * waiting, the name unlinked here already and not answered, or a file made here that is still
+   * open (its close is to come).
+   */
+  boolean unlink(Handle dir, String name, Handle file, BooleanSupplier admit) {
+    if (files == 0) {
+      return false;
+    }
+    awaitAsked(dir);
+    Lease l = byDir.get(dir);
+    if (l == null) {
+      return false;
+    }
+    synchronized (l) {
+      if (l.over.isDone() || l.ending || l.recalled || l.dirAttrs != null || l.unlinked.size() >= MetaOp.MAX_LEASE_FILES
+          || l.unlinking.contains(name) || byUnlinked.containsKey(file)) {
+        return false;
+      }
+      Pending p = byFile.get(file);
+      if (p != null && (p.lease != l || !p.closed)) {
+        return false;
+      }
+      if (!admit.getAsBoolean()) {
+        return false;
+      }
+      Unlinked u = new Unlinked(l, name, file);
+      l.unlinked.add(u);
+      l.unlinking.add(name);
+      byUnlinked.put(file, u);
+      l.lastCreateNanos = System.nanoTime();
+      counters.increment("lease.unlinks");
+      queuedLocked(l);
+    }
+    return true;
   }
 
   /**
@@ -488,7 +570,7 @@ final class DirLeases implements AutoCloseable {
         if (l.over.isDone() || l.ending || l.recalled || attempt > 2) {
           return false;
         }
-        if (l.waiting.isEmpty() && !l.out) {
+        if (l.waiting.isEmpty() && l.unlinked.isEmpty() && !l.out) {
           l.dirAttrs = (l.dirAttrs == null ? DeferredAttrs.NONE : l.dirAttrs).and(mask, mode, uid, gid, atimeNs, mtimeNs);
           counters.increment("lease.dir-attrs");
           return true;
@@ -533,7 +615,12 @@ final class DirLeases implements AutoCloseable {
     p.headOffset = headOffset;
     p.head = head;
     l.closedWaiting++;
-    if (l.closedWaiting >= BATCH) {
+    queuedLocked(l);
+  }
+
+  /** Guarded by {@code l}: a closed file or an unlink joined the batch, which leaves at {@link #BATCH} of them or after the linger. */
+  private void queuedLocked(Lease l) {
+    if (l.closedWaiting + l.unlinked.size() >= BATCH) {
       sendLocked(l);
     } else if (!l.lingering) {
       l.lingering = true;
@@ -564,7 +651,7 @@ final class DirLeases implements AutoCloseable {
       }
       long now = System.nanoTime();
       boolean old = !l.waiting.isEmpty() && now - l.waiting.get(0).madeNanos >= openNanos;
-      if (l.waiting.isEmpty() && !l.out && now - l.lastCreateNanos >= idleNanos) {
+      if (l.waiting.isEmpty() && l.unlinked.isEmpty() && !l.out && now - l.lastCreateNanos >= idleNanos) {
         counters.increment("lease.idle-ended");
         l.ending = true;
       }
@@ -608,14 +695,27 @@ final class DirLeases implements AutoCloseable {
         go.add(p);
       }
     }
-    if (l.waiting.isEmpty()) {
+    // the unlinks go after the creates, up to one of a file made here that is not in this batch
+    List<Unlinked> gone = new ArrayList<>();
+    for (Iterator<Unlinked> it = l.unlinked.iterator(); it.hasNext() && gone.size() < MetaOp.MAX_LEASE_FILES; ) {
+      Unlinked u = it.next();
+      Pending made = byFile.get(u.file);
+      if (made != null && made.lease == l && !made.sent) {
+        break;
+      }
+      it.remove();
+      u.sent = true;
+      gone.add(u);
+    }
+    boolean empty = l.waiting.isEmpty() && l.unlinked.isEmpty();
+    if (empty) {
       l.urgent = false;
     }
-    boolean end = (l.recalled || l.ending) && l.waiting.isEmpty();
+    boolean end = (l.recalled || l.ending) && empty;
     int more = end || l.recalled ? 0 : Math.max(0, files - l.reserved.size());
-    // the directory's own changes go after every create made before them
-    boolean withRecord = l.dirAttrs != null && l.waiting.isEmpty();
-    if (go.isEmpty() && !end && !withRecord && more < Math.max(1, files / 2)) {
+    // the directory's own changes go after every create and unlink made before them
+    boolean withRecord = l.dirAttrs != null && empty;
+    if (go.isEmpty() && gone.isEmpty() && !end && !withRecord && more < Math.max(1, files / 2)) {
       return;
     }
     SetattrReq record = withRecord ? takeDirAttrs(l) : null;
@@ -627,22 +727,24 @@ final class DirLeases implements AutoCloseable {
         heads.addComponent(true, p.head.retain()); // kept until answered: a lost batch is made again
       }
     }
+    List<String> removes = new ArrayList<>(gone.size());
+    gone.forEach(u -> removes.add(u.name));
     l.out = true;
-    l.again = full;
+    l.again = full || !l.unlinked.isEmpty();
     CompletableFuture<Void> answer = new CompletableFuture<>();
     l.answer = answer;
     long askedNanos = System.nanoTime();
     counters.increment("lease.batches");
     CompletableFuture<CreateBatchResp> f;
     try {
-      f = host.send(new CreateBatchReq(l.dir, l.id, creates, record, end, more, heads));
+      f = host.send(new CreateBatchReq(l.dir, l.id, creates, removes, record, end, more, heads));
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }
     SetattrReq sentRecord = record;
     f.whenCompleteAsync((r, err) -> {
       try {
-        answered(l, go, sentRecord, end, r, err, askedNanos);
+        answered(l, go, gone, sentRecord, end, r, err, askedNanos);
       } finally {
         answer.complete(null);
       }
@@ -656,12 +758,14 @@ final class DirLeases implements AutoCloseable {
     return d == null ? null : d.change(l.dir);
   }
 
-  private void answered(Lease l, List<Pending> go, SetattrReq record, boolean end, CreateBatchResp r, Throwable err,
-      long askedNanos) {
-    if (err == null && r.results().size() != go.size()) {
-      err = new FsException(Errno.EIO, "a batch of " + go.size() + " creates answered with " + r.results().size());
+  private void answered(Lease l, List<Pending> go, List<Unlinked> gone, SetattrReq record, boolean end,
+      CreateBatchResp r, Throwable err, long askedNanos) {
+    if (err == null && (r.results().size() != go.size() || r.removed().size() != gone.size())) {
+      err = new FsException(Errno.EIO, "a batch of " + go.size() + " creates and " + gone.size() + " unlinks answered with "
+          + r.results().size() + " and " + r.removed().size());
     }
-    boolean stale = err == null && r.results().stream().anyMatch(b -> b.errno() == Errno.ESTALE.code());
+    boolean stale = err == null && (r.results().stream().anyMatch(b -> b.errno() == Errno.ESTALE.code())
+        || r.removed().stream().anyMatch(b -> b.errno() == Errno.ESTALE.code()));
     if (err != null || stale) {
       Throwable t = err == null ? null : Errno.unwrap(err);
       FsException e = t == null ? new FsException(Errno.ESTALE, "the lease on " + l.dir.hex() + " is not known to the metadata server")
@@ -669,11 +773,14 @@ final class DirLeases implements AutoCloseable {
       LOG.warn("a batch of {} creates in directory {} failed: {}; the lease there is given up, its files are made "
           + "one by one", go.size(), l.dir.hex(), e.getMessage());
       List<Pending> lost = new ArrayList<>();
+      List<Unlinked> lostUnlinks = new ArrayList<>();
       SetattrReq later = null; // the directory's changes made since this batch left
       synchronized (l) {
         l.out = false;
         lost.addAll(l.waiting);
         l.waiting.clear();
+        lostUnlinks.addAll(l.unlinked);
+        l.unlinked.clear();
         later = takeDirAttrs(l);
         l.ending = true;
         over(l);
@@ -692,11 +799,21 @@ final class DirLeases implements AutoCloseable {
         }
         lost.addAll(rest);
       }
+      List<Unlinked> unlinksLost = new ArrayList<>();
+      for (int i = 0; i < gone.size(); i++) {
+        if (err != null || r.removed().get(i).errno() == Errno.ESTALE.code()) {
+          unlinksLost.add(gone.get(i));
+        } else {
+          unlinkDone(l, gone.get(i), r.removed().get(i), askedNanos);
+        }
+      }
+      unlinksLost.addAll(lostUnlinks);
       synchronized (l) {
         lost.forEach(p -> p.sent = false); // not made: a close of one still open is kept with it again
       }
       List<Pending> again = lost;
       recovery.execute(() -> again.forEach(p -> recover(p, e))); // calls of their own: not on this thread
+      recovery.execute(() -> unlinksLost.forEach(u -> unlinkAgain(u, e))); // after the files made again
       for (SetattrReq changes : java.util.Arrays.asList(record, later)) {
         if (changes != null) {
           recovery.execute(() -> reapply(changes, e)); // after the files made again before them
@@ -706,6 +823,9 @@ final class DirLeases implements AutoCloseable {
     }
     for (int i = 0; i < go.size(); i++) {
       done(l, go.get(i), r.results().get(i), askedNanos);
+    }
+    for (int i = 0; i < gone.size(); i++) {
+      unlinkDone(l, gone.get(i), r.removed().get(i), askedNanos);
     }
     synchronized (l) {
       l.out = false;
@@ -721,7 +841,7 @@ final class DirLeases implements AutoCloseable {
         over(l);
         return;
       }
-      if (l.again || l.recalled || l.ending || l.urgent || l.closedWaiting >= BATCH) {
+      if (l.again || l.recalled || l.ending || l.urgent || l.closedWaiting + l.unlinked.size() >= BATCH) {
         sendLocked(l);
       }
     }
@@ -738,6 +858,43 @@ final class DirLeases implements AutoCloseable {
     } else {
       fail(p, new FsException(Errno.ofCode(b.errno()), "create of " + p.name + " in a batch"));
     }
+  }
+
+  /** The answer {@code r} to unlink {@code u}. */
+  private void unlinkDone(Lease l, Unlinked u, RemoveResult r, long askedNanos) {
+    if (r.handle() != null) {
+      host.unlinked(l.dir, u.name, r, askedNanos);
+    } else {
+      counters.increment("lease.unlink-failed");
+      LOG.warn("unlink of {} in directory {} in a batch failed: {}", u.name, l.dir.hex(), Errno.ofCode(r.errno()));
+      host.failed(l.dir, u.name, u.file);
+    }
+    unlinkOver(u);
+  }
+
+  /** An unlink whose batch was lost ({@code e}) is made with a call of its own. */
+  private void unlinkAgain(Unlinked u, FsException e) {
+    counters.increment("lease.unlinked-again");
+    try {
+      retrying(() -> {
+        host.unlinkAgain(u.lease.dir, u.name);
+        return null;
+      });
+    } catch (RuntimeException again) {
+      LOG.error("unlink of {} in directory {} is lost: {}; {}", u.name, u.lease.dir.hex(), e.getMessage(),
+          again.getMessage());
+      host.failed(u.lease.dir, u.name, u.file);
+    } finally {
+      unlinkOver(u);
+    }
+  }
+
+  private void unlinkOver(Unlinked u) {
+    synchronized (u.lease) {
+      u.lease.unlinking.remove(u.name);
+    }
+    byUnlinked.remove(u.file, u);
+    u.done.complete(null);
   }
 
   /**
@@ -870,6 +1027,17 @@ final class DirLeases implements AutoCloseable {
     if (p != null) {
       counters.increment("lease.settled");
       await(send(p), timeout);
+    }
+    Unlinked u = byUnlinked.get(h);
+    if (u != null) {
+      counters.increment("lease.settled");
+      synchronized (u.lease) {
+        if (!u.sent) {
+          u.lease.urgent = true;
+          sendLocked(u.lease);
+        }
+      }
+      await(u.done, timeout);
     }
   }
 

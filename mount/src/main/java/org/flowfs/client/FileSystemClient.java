@@ -64,6 +64,7 @@ import org.flowfs.common.wire.MetaOp.ReclaimReq;
 import org.flowfs.common.wire.MetaOp.ReaddirResp;
 import org.flowfs.common.wire.MetaOp.ReadlinkReq;
 import org.flowfs.common.wire.MetaOp.RemoveReq;
+import org.flowfs.common.wire.MetaOp.RemoveResult;
 import org.flowfs.common.wire.MetaOp.RemoveResp;
 import org.flowfs.common.wire.MetaOp.RemovexattrReq;
 import org.flowfs.common.wire.MetaOp.RenameReq;
@@ -185,6 +186,25 @@ public final class FileSystemClient implements AutoCloseable {
       attrs.invalidate(file);
       noXattrs.invalidate(file);
       contents.forget(dir);
+    }
+
+    @Override
+    public void unlinked(Handle dir, String name, RemoveResult r, long askedNanos) {
+      contents.changed(dir, name, false, r.parentWasNs(), r.parentNowNs(), askedNanos);
+      attrs.invalidate(r.handle());
+      attrs.entriesChanged(dir, r.parentNowNs(), 0);
+    }
+
+    @Override
+    public void unlinkAgain(Handle dir, String name) {
+      contents.forget(dir);
+      removeCall(new RemoveReq(dir, name, false));
+      attrs.invalidate(dir);
+    }
+
+    @Override
+    public long knownCtime(Handle dir) {
+      return contents.ctimeOf(dir);
     }
 
     @Override
@@ -949,7 +969,7 @@ public final class FileSystemClient implements AutoCloseable {
     if (contents.known(dir)) {
       leases.want(dir); // the first in a directory waits for the grant: the rest need no call
     } else {
-      leases.unlistedCreate(dir); // the names come with the grant, once creates here keep coming
+      leases.unlisted(dir); // the names come with the grant, once creates here keep coming
     }
     Attr a = leases.make(type, dir, name, mode, c.uid(), c.gid(), now(), () -> contents.addPending(dir, name));
     if (a == null) {
@@ -991,6 +1011,10 @@ public final class FileSystemClient implements AutoCloseable {
   private void remove(String path, boolean dir) {
     Split s = split(path);
     Handle p = resolve(s.parent());
+    if (!dir && unlinkLeased(p, s.name())) {
+      counters.increment("meta.unlink.leased");
+      return;
+    }
     counters.increment(dir ? "meta.rmdir" : "meta.unlink");
     long asked = System.nanoTime();
     try {
@@ -1019,6 +1043,32 @@ public final class FileSystemClient implements AutoCloseable {
     } finally {
       names.invalidate(p, s.name());
     }
+  }
+
+  /**
+   * Unlinks {@code name} in {@code dir} here, under this client's lease on the directory ({@link
+   * DirLeases#unlink}), when it is a regular file or symbolic link with one link as far as this
+   * client knows (cached); false when the unlink must be a call of its own. The first unlink in a
+   * directory whose names are known asks for a lease and waits for the grant.
+   */
+  private boolean unlinkLeased(Handle dir, String name) {
+    Handle h = names.get(dir, name);
+    Attr a = h == null ? null : attrs.get(h);
+    if (a == null || a.isDir() || a.nlink() != 1) {
+      return false;
+    }
+    if (contents.known(dir)) {
+      leases.want(dir);
+    } else {
+      leases.unlisted(dir);
+    }
+    if (!leases.unlink(dir, name, h, () -> contents.removePending(dir, name))) {
+      return false;
+    }
+    names.invalidate(dir, name);
+    attrs.invalidate(h);
+    attrs.entriesChanged(dir, now(), 0);
+    return true;
   }
 
   /**

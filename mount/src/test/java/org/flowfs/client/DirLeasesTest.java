@@ -35,6 +35,7 @@ import org.flowfs.common.wire.MetaOp.DirLeaseReq;
 import org.flowfs.common.wire.MetaOp.DirLeaseResp;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.LookupReq;
+import org.flowfs.common.wire.MetaOp.RemoveResult;
 import org.flowfs.common.wire.MetaOp.Reserved;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.common.wire.Req;
@@ -94,7 +95,8 @@ class DirLeasesTest {
           askedListed.add(q.dir());
         }
         return CompletableFuture.completedFuture((R) (refuse ? new DirLeaseResp(0, 0, 0, List.of())
-            : new DirLeaseResp(77, listedCtime, 3_000_000_000L, reserve(q.files()), q.names() ? List.of("old") : null)));
+            : new DirLeaseResp(77, listedCtime, 3_000_000_000L, reserve(q.files()),
+                q.names() || (q.knownCtimeNs() != 0 && q.knownCtimeNs() != listedCtime) ? List.of("old") : null)));
       }
       CreateBatchReq q = (CreateBatchReq) req;
       if (stale && q.dirRecord() != null) {
@@ -116,7 +118,14 @@ class DirLeasesTest {
             : new BatchResult(new Attr(c.handle(), c.type(), c.mode(), c.uid(), c.gid(), 1,
                 c.record() == null ? 0 : c.record().size(), 1, 1, 1, 0, null), CTIME, 0, lease));
       }
-      CreateBatchResp resp = new CreateBatchResp(results, recall, q.end() ? List.of() : reserve(q.more()));
+      List<RemoveResult> removed = new ArrayList<>();
+      long ctime = CTIME;
+      for (String name : q.removes()) {
+        int errno = stale ? Errno.ESTALE.code() : failErrno;
+        removed.add(errno != 0 ? new RemoveResult(null, false, 0, 0, errno)
+            : new RemoveResult(Handle.of(Handle.META_SERVER, 1), true, ctime, ++ctime, 0));
+      }
+      CreateBatchResp resp = new CreateBatchResp(results, removed, recall, q.end() ? List.of() : reserve(q.more()));
       batches.add(q);
       CompletableFuture<CreateBatchResp> f = new CompletableFuture<>();
       if (answerAtOnce) {
@@ -148,6 +157,20 @@ class DirLeasesTest {
       failed.add(name);
     }
 
+    /** Unlinks answered in batches, and those made again with calls of their own. */
+    final List<String> unlinked = new ArrayList<>();
+    final List<String> unlinkedAgain = new ArrayList<>();
+
+    @Override
+    public synchronized void unlinked(Handle dir, String name, RemoveResult r, long askedNanos) {
+      unlinked.add(name);
+    }
+
+    @Override
+    public synchronized void unlinkAgain(Handle dir, String name) {
+      unlinkedAgain.add(name);
+    }
+
     @Override
     public void listed(Handle dir, List<String> names, long ctimeNs, long askedNanos) {
       listings.add(dir + ":" + names + "@" + ctimeNs);
@@ -155,6 +178,14 @@ class DirLeasesTest {
     }
 
     final List<String> listings = new ArrayList<>();
+
+    /** When not 0, the ctime a lease is asked at (else {@link #knownCtime}). */
+    volatile long askCtime;
+
+    @Override
+    public long knownCtime(Handle dir) {
+      return askCtime != 0 ? askCtime : knownCtime;
+    }
 
     @Override
     public boolean knownAt(Handle dir, long ctimeNs, long askedNanos) {
@@ -248,6 +279,62 @@ class DirLeasesTest {
     }
     assertEquals(5, server.created.size());
     assertFalse(leases.absorb(made.get(0).handle(), null, 0, null), "answered: recorded as usual from now on");
+  }
+
+  @Test
+  void unlinks_goInTheBatch_afterTheCreatesMadeBeforeThem() throws Exception {
+    granted();
+    Attr a = make("a");
+    assertTrue(leases.absorb(a.handle(), null, 0, null));
+    Handle old = Handle.of(Handle.META_SERVER, 555);
+    assertTrue(leases.unlink(DIR, "old", old, () -> true));
+    assertTrue(leases.unlink(DIR, "a", a.handle(), () -> true), "a closed file made here: unlinked after its create");
+    CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
+    assertNotNull(b, "the unlinks lingered, then left with the create");
+    assertEquals(List.of("a"), b.creates().stream().map(BatchCreate::name).toList());
+    assertEquals(List.of("old", "a"), b.removes());
+    for (int i = 0; i < 500 && server.unlinked.size() < 2; i++) {
+      Thread.sleep(2);
+    }
+    assertEquals(List.of("old", "a"), server.unlinked);
+    assertEquals(1, counters.get("lease.batches"));
+  }
+
+  @Test
+  void unlinks_thatMustBeCallsOfTheirOwn_areRefused() throws Exception {
+    assertFalse(leases.unlink(DIR, "x", Handle.of(Handle.META_SERVER, 556), () -> true), "no lease");
+    granted();
+    Attr open = make("open");
+    assertFalse(leases.unlink(DIR, "open", open.handle(), () -> true), "made here and still open: its close is to come");
+    assertFalse(leases.unlink(DIR, "y", Handle.of(Handle.META_SERVER, 557), () -> false), "a name not known here");
+    server.answerAtOnce = false;
+    Handle z = Handle.of(Handle.META_SERVER, 558);
+    assertTrue(leases.unlink(DIR, "z", z, () -> true));
+    assertFalse(leases.unlink(DIR, "z", z, () -> true), "unlinked already, not answered");
+    assertNull(make("z"), "a name unlinked here and not answered is not made again under the lease");
+    assertTrue(leases.absorb(open.handle(), null, 0, null));
+  }
+
+  @Test
+  void settlingAnUnlinkedFile_sendsItsBatch_andWaitsForTheAnswer() throws Exception {
+    granted();
+    Handle f = Handle.of(Handle.META_SERVER, 559);
+    assertTrue(leases.unlink(DIR, "f", f, () -> true));
+    leases.settle(f); // long before the 300 ms linger
+    assertEquals(List.of("f"), server.unlinked);
+    assertTrue(leases.holds(DIR), "the lease goes on");
+  }
+
+  @Test
+  void unlinksOfALostBatch_areMadeWithCallsOfTheirOwn() throws Exception {
+    granted();
+    server.stale = true; // the server restarted: it knows no lease
+    assertTrue(leases.unlink(DIR, "p", Handle.of(Handle.META_SERVER, 560), () -> true));
+    assertTrue(leases.unlink(DIR, "q", Handle.of(Handle.META_SERVER, 561), () -> true));
+    leases.settle(Handle.of(Handle.META_SERVER, 561));
+    assertEquals(List.of("p", "q"), server.unlinkedAgain);
+    assertEquals(List.of(), server.unlinked);
+    assertFalse(leases.holds(DIR), "the lease is given up");
   }
 
   @Test
@@ -520,14 +607,27 @@ class DirLeasesTest {
   }
 
   @Test
+  void aGrantAtAnotherCtimeThanTheNamesKnownHere_comesWithTheNames_andTheLeaseIsKept() throws Exception {
+    server.knownCtime = CTIME - 3; // the directory's own attributes changed since, say
+    leases.want(DIR);
+    for (int i = 0; i < 500 && !leases.holds(DIR); i++) {
+      Thread.sleep(2);
+    }
+    assertTrue(leases.holds(DIR), "granted, with the names: not given back as stale");
+    assertEquals(List.of(DIR + ":[old]@" + CTIME), server.listings);
+    assertEquals(0, counters.get("lease.stale"));
+    assertEquals(List.of(), server.askedListed, "asked without the names: they came because the ctime moved");
+  }
+
+  @Test
   void createsInADirectoryWhoseNamesAreNotKnown_askForALeaseWithTheNames_afterAFew() throws Exception {
     server.knownCtime = -1; // nothing known here
     server.listedCtime = CTIME + 7;
     for (int i = 1; i < DirLeases.LISTING_AFTER; i++) {
-      leases.unlistedCreate(DIR);
+      leases.unlisted(DIR);
     }
     assertEquals(List.of(), server.askedListed, "a few creates of their own do not pay for a listing");
-    leases.unlistedCreate(DIR);
+    leases.unlisted(DIR);
     Attr a = leases.create(DIR, "f", 0644, 1, 2, 1, () -> true); // waits for the grant
     assertNotNull(a, "made under the lease the listing came with");
     assertEquals(List.of(DIR), server.askedListed);
@@ -540,19 +640,19 @@ class DirLeasesTest {
     server.knownCtime = -1;
     server.refuse = true;
     for (int i = 0; i < DirLeases.LISTING_AFTER; i++) {
-      leases.unlistedCreate(DIR);
+      leases.unlisted(DIR);
     }
     assertNull(leases.create(DIR, "f", 0644, 1, 2, 1, () -> true), "refused: a call of its own");
     assertEquals(List.of(DIR), server.askedListed);
     server.refuse = false;
     for (int i = 0; i < 3 * DirLeases.LISTING_AFTER; i++) {
-      leases.unlistedCreate(DIR);
+      leases.unlisted(DIR);
     }
     assertEquals(List.of(DIR), server.askedListed, "not asked again within " + DirLeases.NO_LISTING_NANOS / 1e9 + " s");
     Handle other = Handle.of(Handle.META_SERVER, 101);
     server.recall = true;
     for (int i = 0; i < DirLeases.LISTING_AFTER; i++) {
-      leases.unlistedCreate(other);
+      leases.unlisted(other);
     }
     Attr a = leases.create(other, "g", 0644, 1, 2, 1, () -> true);
     assertNotNull(a);
@@ -563,14 +663,15 @@ class DirLeasesTest {
     }
     assertFalse(leases.holds(other), "ended once recalled");
     for (int i = 0; i < 3 * DirLeases.LISTING_AFTER; i++) {
-      leases.unlistedCreate(other);
+      leases.unlisted(other);
     }
     assertEquals(List.of(DIR, other), server.askedListed, "another client works there: not again soon");
   }
 
   @Test
-  void aDirectoryChangedBeforeTheGrant_isGivenBack() throws Exception {
-    server.knownCtime = CTIME + 1;
+  void aDirectoryChangedBetweenTheAskAndTheGrant_isGivenBack() throws Exception {
+    server.askCtime = CTIME; // asked at the grant's ctime: no names come with it
+    server.knownCtime = CTIME + 1; // and by the grant a change of this client was answered
     leases.want(DIR);
     CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
     assertNotNull(b);

@@ -485,9 +485,12 @@ public sealed interface MetaOp extends Message {
    * until the holder has sent what it holds and ended the lease, or the lease expired. With
    * {@code names}, the answer lists every name in the directory at the ctime it reports (a holder
    * that did not know them); a directory of more than {@link #MAX_LEASE_NAMES} names is refused.
+   * {@code knownCtimeNs} (0: none): the ctime at which the holder knows every name; the answer
+   * lists the names, as with {@code names}, when the directory's ctime is another by then (it
+   * changed in a way the holder did not follow: its own attributes, or another client).
    */
   @Wire(151)
-  record DirLeaseReq(Handle dir, int files, boolean names) implements MetaOp, Req<DirLeaseResp> {
+  record DirLeaseReq(Handle dir, int files, boolean names, long knownCtimeNs) implements MetaOp, Req<DirLeaseResp> {
     @Override
     public List<Handle> named() {
       return List.of(dir());
@@ -495,7 +498,12 @@ public sealed interface MetaOp extends Message {
 
     /** Without the names. */
     public DirLeaseReq(Handle dir, int files) {
-      this(dir, files, false);
+      this(dir, files, false, 0);
+    }
+
+    /** With the names, or without them and with no ctime known. */
+    public DirLeaseReq(Handle dir, int files, boolean names) {
+      this(dir, files, names, 0);
     }
 
     public DirLeaseReq {
@@ -540,20 +548,33 @@ public sealed interface MetaOp extends Message {
    * the holder made while it held the lease. A lease that is not known (ended, expired, the
    * server restarted) creates and changes nothing: every entry fails with ESTALE (the whole
    * request, when it carries a {@code dirRecord}).
+   *
+   * <p>{@code removes}: names of regular files and symbolic links the holder unlinked in {@code
+   * dir} under its lease, removed after the creates and before the {@code dirRecord}, in order,
+   * as {@link RemoveReq} removes them (each in {@link CreateBatchResp#removed()}, in order). The
+   * holder removes no name it made again after it in the same batch.
    */
   @Wire(153)
-  record CreateBatchReq(Handle dir, long lease, List<BatchCreate> creates, SetattrReq dirRecord, boolean end, int more,
-      ByteBuf payload) implements MetaOp, HasPayload, Req<CreateBatchResp> {
+  record CreateBatchReq(Handle dir, long lease, List<BatchCreate> creates, List<String> removes, SetattrReq dirRecord,
+      boolean end, int more, ByteBuf payload) implements MetaOp, HasPayload, Req<CreateBatchResp> {
     @Override
     public List<Handle> named() {
       return List.of(dir());
     }
 
+    /** Without removes. */
+    public CreateBatchReq(Handle dir, long lease, List<BatchCreate> creates, SetattrReq dirRecord, boolean end, int more,
+        ByteBuf payload) {
+      this(dir, lease, creates, List.of(), dirRecord, end, more, payload);
+    }
+
     public CreateBatchReq {
       Objects.requireNonNull(dir, "dir");
       Objects.requireNonNull(creates, "creates");
-      if (lease == 0 || creates.size() > MAX_LEASE_FILES || more < 0 || more > MAX_LEASE_FILES) {
-        throw new IllegalArgumentException("lease, creates or more");
+      Objects.requireNonNull(removes, "removes");
+      if (lease == 0 || creates.size() > MAX_LEASE_FILES || removes.size() > MAX_LEASE_FILES || more < 0
+          || more > MAX_LEASE_FILES) {
+        throw new IllegalArgumentException("lease, creates, removes or more");
       }
     }
   }
@@ -595,7 +616,20 @@ public sealed interface MetaOp extends Message {
    * it with its next batch), and the files reserved on top.
    */
   @Wire(154)
-  record CreateBatchResp(List<BatchResult> results, boolean recalled, List<Reserved> reserved) implements MetaOp {}
+  record CreateBatchResp(List<BatchResult> results, List<RemoveResult> removed, boolean recalled, List<Reserved> reserved)
+      implements MetaOp {
+    /** With no removes. */
+    public CreateBatchResp(List<BatchResult> results, boolean recalled, List<Reserved> reserved) {
+      this(results, List.of(), recalled, reserved);
+    }
+  }
+
+  /**
+   * One remove's outcome in a batch: the object that had the name, whether that was its last
+   * name ({@code gone}), and the directory's ctime before and after, or the errno ({@code handle}
+   * null) when it failed and changed nothing.
+   */
+  record RemoveResult(Handle handle, boolean gone, long parentWasNs, long parentNowNs, int errno) {}
 
   /**
    * One create's outcome: the object's attributes and the directory's ctime before it (as {@link
