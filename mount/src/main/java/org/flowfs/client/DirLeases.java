@@ -356,7 +356,10 @@ final class DirLeases implements AutoCloseable {
     long askedNanos = System.nanoTime();
     CompletableFuture<DirLeaseResp> grant;
     if (made == null) {
-      grant = host.send(new DirLeaseReq(dir, files, withNames, withNames ? 0 : host.knownCtime(dir)));
+      // the names known here, at the ctime they are at: a grant at another brings the names, unless
+      // another client works there too (then the lease is given back, and the names forgotten)
+      long known = withNames || standing(noListing, dir) ? 0 : host.knownCtime(dir);
+      grant = host.send(new DirLeaseReq(dir, files, withNames, known));
     } else {
       synchronized (made.lease) {
         if (!made.sent) {
@@ -1031,14 +1034,37 @@ final class DirLeases implements AutoCloseable {
     Unlinked u = byUnlinked.get(h);
     if (u != null) {
       counters.increment("lease.settled");
-      synchronized (u.lease) {
-        if (!u.sent) {
-          u.lease.urgent = true;
-          sendLocked(u.lease);
-        }
-      }
-      await(u.done, timeout);
+      settle(u);
     }
+  }
+
+  /** Sends the batch holding {@code u} now, unless it left, and waits for its answer. */
+  private void settle(Unlinked u) {
+    synchronized (u.lease) {
+      if (!u.sent) {
+        u.lease.urgent = true;
+        sendLocked(u.lease);
+      }
+    }
+    await(u.done, timeout);
+  }
+
+  /**
+   * Sends every file made and every name unlinked here that is not answered yet, and waits for
+   * the answers; the leases go on. A statfs counts this client's own changes.
+   */
+  void settleAll() {
+    if (idle()) {
+      return;
+    }
+    for (Pending p : List.copyOf(byFile.values())) {
+      try {
+        await(send(p), timeout);
+      } catch (FsException e) {
+        // the create failed: its file says so
+      }
+    }
+    List.copyOf(byUnlinked.values()).forEach(this::settle);
   }
 
   /** {@link #settle(Handle)} without waiting: done when {@code h} is known to the metadata server as far as this client goes. */

@@ -1772,6 +1772,7 @@ public final class FileSystemClient implements AutoCloseable {
     for (int i = 0; i < peers.ioCount(); i++) {
       fs.add(peers.io(i).call(new IoStatfsReq()));
     }
+    leases.settleAll(); // the objects this client made and removed count
     MetaStatfsResp m = meta(new MetaStatfsReq());
     List<StorageSpace> spaces = new ArrayList<>();
     spaces.add(m.space());

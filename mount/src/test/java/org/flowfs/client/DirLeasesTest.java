@@ -64,6 +64,8 @@ class DirLeasesTest {
     volatile boolean refuse;
     volatile int asks;
     final List<Handle> askedFor = new ArrayList<>();
+    /** The ctimes the names were known at, ask by ask. */
+    final List<Long> askedAt = new ArrayList<>();
     /** The directories a lease with the names was asked for on. */
     final List<Handle> askedListed = new ArrayList<>();
     /** The ctime a grant reports. */
@@ -91,6 +93,7 @@ class DirLeasesTest {
       if (req instanceof DirLeaseReq q) {
         asks++;
         askedFor.add(q.dir());
+        askedAt.add(q.knownCtimeNs());
         if (q.names()) {
           askedListed.add(q.dir());
         }
@@ -617,6 +620,26 @@ class DirLeasesTest {
     assertEquals(List.of(DIR + ":[old]@" + CTIME), server.listings);
     assertEquals(0, counters.get("lease.stale"));
     assertEquals(List.of(), server.askedListed, "asked without the names: they came because the ctime moved");
+    assertEquals(List.of(CTIME - 3), server.askedAt);
+    assertEquals(1, counters.get("lease.relisted"));
+  }
+
+  @Test
+  void whereAnotherClientWorksToo_aGrantAtAnotherCtimeIsGivenBack_notRelisted() throws Exception {
+    server.knownCtime = CTIME - 3;
+    server.refuse = true; // another client holds a lease there: a listing is not asked for again soon
+    for (int i = 0; i < DirLeases.LISTING_AFTER; i++) {
+      leases.unlisted(DIR);
+    }
+    assertNull(leases.create(DIR, "f", 0644, 1, 2, 1, () -> true));
+    server.refuse = false;
+    Thread.sleep(DirLeases.REFUSED_NANOS / 1_000_000 + 100); // past the refusal, not past the listing's
+    leases.want(DIR);
+    assertNotNull(server.batches.poll(5, TimeUnit.SECONDS), "the lease given back");
+    assertEquals(0L, server.askedAt.get(server.askedAt.size() - 1), "asked without the ctime: no names come");
+    assertEquals(1, counters.get("lease.stale"));
+    assertEquals(0, counters.get("lease.relisted"));
+    assertFalse(leases.holds(DIR));
   }
 
   @Test
