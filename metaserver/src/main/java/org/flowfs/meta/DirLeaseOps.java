@@ -20,6 +20,7 @@ import org.flowfs.common.rpc.Access;
 import org.flowfs.common.rpc.OpTable;
 import org.flowfs.common.wire.MetaOp;
 import org.flowfs.common.wire.MetaOp.BatchCreate;
+import org.flowfs.common.wire.MetaOp.BatchRemove;
 import org.flowfs.common.wire.MetaOp.BatchResult;
 import org.flowfs.common.wire.MetaOp.CreateBatchReq;
 import org.flowfs.common.wire.MetaOp.CreateBatchResp;
@@ -353,7 +354,7 @@ final class DirLeaseOps {
     if (l == null) {
       counters.add("batch.failed", creates.size());
       BatchResult stale = new BatchResult(null, 0, Errno.ESTALE.code(), null);
-      RemoveResult notRemoved = new RemoveResult(null, false, 0, 0, Errno.ESTALE.code());
+      RemoveResult notRemoved = new RemoveResult(null, false, 0, 0, Errno.ESTALE.code()); // nothing removed
       return CompletableFuture.completedFuture(new CreateBatchResp(Collections.nCopies(creates.size(), stale),
           Collections.nCopies(q.removes().size(), notRemoved), true, List.of()));
     }
@@ -396,17 +397,49 @@ final class DirLeaseOps {
   }
 
   /**
-   * Unlinks {@code names} in {@code dir} in one mutation, as a {@link MetaOp.RemoveReq} each; the
-   * datafiles of files that lost their last name go to the reaper.
+   * Removes {@code removes} in {@code dir} in one mutation, as a {@link MetaOp.RemoveReq} each; the
+   * datafiles of files that lost their last name go to the reaper. A directory's lease, which the
+   * holder names, is held from expiring while the mutation runs and ends with the directory; a
+   * directory whose lease is not the one named is not removed (ESTALE): another client may have
+   * made something in it since.
    */
-  private CompletableFuture<List<RemoveResult>> removeAll(Handle dir, List<String> names) {
-    return store.removeBatch(dir, names, MetaServer.now()).thenApply(all -> {
-      List<RemoveResult> out = new ArrayList<>(all.size());
+  private CompletableFuture<List<RemoveResult>> removeAll(Handle dir, List<BatchRemove> removes) {
+    int n = removes.size();
+    List<Lease> dirLeases = new ArrayList<>(Collections.nCopies(n, null));
+    List<MetadataStore.Removal> go = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      BatchRemove r = removes.get(i);
+      if (r.directory()) {
+        Lease held = dirLease(dir, r);
+        if (held == null) {
+          continue;
+        }
+        dirLeases.set(i, held);
+      }
+      go.add(new MetadataStore.Removal(r.name(), r.directory()));
+    }
+    CompletableFuture<List<MetadataStore.BatchRemoved>> applied = go.isEmpty()
+        ? CompletableFuture.completedFuture(List.of()) : store.removeBatch(dir, go, MetaServer.now());
+    return applied.handle((all, err) -> {
+      List<RemoveResult> out = new ArrayList<>(n);
       int ok = 0;
-      for (MetadataStore.BatchRemoved b : all) {
-        MetadataStore.Removed r = b.removed();
+      int next = 0;
+      for (int i = 0; i < n; i++) {
+        Lease held = dirLeases.get(i);
+        if (removes.get(i).directory() && held == null) {
+          out.add(new RemoveResult(null, false, 0, 0, Errno.ESTALE.code()));
+          continue;
+        }
+        MetadataStore.BatchRemoved b = err == null ? all.get(next++) : null;
+        MetadataStore.Removed r = b == null ? null : b.removed();
+        if (held != null) {
+          leases.leaveBatch(held);
+          if (r != null) {
+            leases.end(held).values().forEach(layouts::giveBack); // the directory is gone, its lease with it
+          }
+        }
         if (r == null) {
-          out.add(new RemoveResult(null, false, 0, 0, b.errno().code()));
+          out.add(new RemoveResult(null, false, 0, 0, (b == null ? Errno.from(err) : b.errno()).code()));
           continue;
         }
         ok++;
@@ -416,9 +449,20 @@ final class DirLeaseOps {
         out.add(new RemoveResult(r.attr().handle(), r.gone(), r.parentWasNs(), r.parentNowNs(), 0));
       }
       counters.add("batch.removes", ok);
-      counters.add("batch.removes-failed", all.size() - ok);
+      counters.add("batch.removes-failed", n - ok);
       return out;
     });
+  }
+
+  /** The lease {@code r} names on the directory it removes from {@code dir}, entered; null when that is not its lease now. */
+  private Lease dirLease(Handle dir, BatchRemove r) {
+    Attr a;
+    try {
+      a = store.lookup(dir, r.name());
+    } catch (FsException e) {
+      return null;
+    }
+    return a.isDir() ? leases.enterBatch(a.handle(), r.dirLease()) : null;
   }
 
   /**

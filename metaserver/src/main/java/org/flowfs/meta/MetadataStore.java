@@ -155,13 +155,12 @@ public interface MetadataStore extends AutoCloseable {
   CompletableFuture<Removed> remove(Handle parent, String name, boolean directory, long nowNs);
 
   /**
-   * Unlinks each of {@code names} in {@code parent}, in order, in one mutation, as {@link #remove}
-   * does with {@code directory} false; a name that fails changes nothing (its outcome is its
-   * errno) and the others still go.
+   * Removes each of {@code names} in {@code parent}, in order, in one mutation, as {@link #remove}
+   * does; a name that fails changes nothing (its outcome is its errno) and the others still go.
    *
    * @return one outcome per name, in order
    */
-  CompletableFuture<List<BatchRemoved>> removeBatch(Handle parent, List<String> names, long nowNs);
+  CompletableFuture<List<BatchRemoved>> removeBatch(Handle parent, List<Removal> names, long nowNs);
 
   /**
    * POSIX rename, atomic: renaming onto another name of the same object does nothing; an
@@ -335,6 +334,9 @@ public interface MetadataStore extends AutoCloseable {
    * directory's ctime before the change.
    */
   record Removed(Attr attr, boolean gone, long parentWasNs, long parentNowNs) {}
+
+  /** One name of a {@link #removeBatch}: {@code directory} true is rmdir, false is unlink. */
+  record Removal(String name, boolean directory) {}
 
   /** The outcome of one name of a {@link #removeBatch}: what it removed, or ({@code removed} null) its errno. */
   record BatchRemoved(Removed removed, Errno errno) {}

@@ -468,12 +468,12 @@ final class Namespace {
     return new Removed(n.toAttr(), gone, parentWas, parent.ctimeNs);
   }
 
-  /** Each of {@code names} as {@link #remove} unlinks it, in order; one that fails changes nothing and leaves the others to go. */
-  List<MetadataStore.BatchRemoved> removeBatch(Handle parentHandle, List<String> names, long nowNs) {
+  /** Each of {@code names} as {@link #remove} removes it, in order; one that fails changes nothing and leaves the others to go. */
+  List<MetadataStore.BatchRemoved> removeBatch(Handle parentHandle, List<MetadataStore.Removal> names, long nowNs) {
     List<MetadataStore.BatchRemoved> out = new ArrayList<>(names.size());
-    for (String name : names) {
+    for (MetadataStore.Removal r : names) {
       try {
-        out.add(new MetadataStore.BatchRemoved(remove(parentHandle, name, false, nowNs), null));
+        out.add(new MetadataStore.BatchRemoved(remove(parentHandle, r.name(), r.directory(), nowNs), null));
       } catch (FsException x) { // thrown before the name's first change: see remove
         out.add(new MetadataStore.BatchRemoved(null, x.errno()));
       }

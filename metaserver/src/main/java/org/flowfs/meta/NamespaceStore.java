@@ -187,9 +187,9 @@ abstract sealed class NamespaceStore implements MetadataStore permits MapDbMetad
   }
 
   @Override
-  public CompletableFuture<List<BatchRemoved>> removeBatch(Handle parent, List<String> names, long nowNs) {
+  public CompletableFuture<List<BatchRemoved>> removeBatch(Handle parent, List<Removal> names, long nowNs) {
     Objects.requireNonNull(parent, "parent");
-    List<String> copy = List.copyOf(names);
+    List<Removal> copy = List.copyOf(names);
     return mutate(ns -> ns.removeBatch(parent, copy, nowNs));
   }
 

@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FileType;
@@ -33,6 +34,7 @@ import org.flowfs.common.rpc.RpcClient;
 import org.flowfs.common.wire.LeakCheck;
 import org.flowfs.common.wire.MetaOp;
 import org.flowfs.common.wire.MetaOp.BatchCreate;
+import org.flowfs.common.wire.MetaOp.BatchRemove;
 import org.flowfs.common.wire.MetaOp.BatchResult;
 import org.flowfs.common.wire.MetaOp.CreateBatchReq;
 import org.flowfs.common.wire.MetaOp.CreateBatchResp;
@@ -434,7 +436,7 @@ class DirLeaseServerTest {
     Reserved a = r.reserved().get(0);
     ByteBuf none = Unpooled.EMPTY_BUFFER;
     CreateBatchResp b = call(holder, new CreateBatchReq(d, r.lease(), List.of(create("a", a)),
-        List.of("old", "a", "missing", "a"), null, true, 0, none));
+        Stream.of("old", "a", "missing", "a").map(BatchRemove::unlink).toList(), null, true, 0, none));
     assertEquals(a.handle(), b.results().get(0).attr().handle());
     List<RemoveResult> rm = b.removed();
     assertEquals(4, rm.size());
@@ -457,11 +459,38 @@ class DirLeaseServerTest {
   }
 
   @Test
+  void batch_removesAnEmptyDirectoryTheHolderLeases_andItsLeaseEndsWithIt() throws Exception {
+    Handle y = call(holder, new CreateReq(d, "y", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
+    Handle full = call(holder, new CreateReq(d, "full", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
+    call(holder, new CreateReq(full, "f", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    DirLeaseResp onD = call(holder, new DirLeaseReq(d, 1));
+    DirLeaseResp onY = call(holder, new DirLeaseReq(y, 2));
+    DirLeaseResp onFull = call(holder, new DirLeaseReq(full, 1));
+    List<Handle> yReserved = onY.reserved().stream().flatMap(f -> f.layout().datafiles().stream()).toList();
+    CreateBatchResp b = call(holder, new CreateBatchReq(d, onD.lease(), List.of(), List.of(
+        new BatchRemove("y", onY.lease() + 1), new BatchRemove("full", onFull.lease()), new BatchRemove("y", onY.lease())),
+        null, false, 0, Unpooled.EMPTY_BUFFER));
+    assertEquals(List.of(Errno.ESTALE.code(), Errno.ENOTEMPTY.code(), 0),
+        b.removed().stream().map(RemoveResult::errno).toList(), "another lease; not empty; removed");
+    assertEquals(y, b.removed().get(2).handle());
+    assertTrue(b.removed().get(2).gone());
+    batch(onD.lease(), List.of(), true, 0);
+    long parked = meta.server().counters().get("lease.parked");
+    assertEquals(Errno.ENOENT, errno(other, new LookupReq(d, "y")));
+    assertEquals(Errno.ENOENT, errno(other, new GetattrReq(y)));
+    assertEquals(parked, meta.server().counters().get("lease.parked"), "no request waits for a lease on it: ended");
+    assertTrue(reservedByServer().containsAll(yReserved), "its lease's reservations pooled again");
+    assertEquals(3, call(other, new GetattrReq(d)).attr().nlink(), "d holds full only");
+    // the lease on the directory that was not empty goes on
+    assertNotNull(batchIn(full, onFull.lease(), List.of(), true, 0, new byte[0]));
+  }
+
+  @Test
   void batch_ofAnUnknownLease_unlinksNothing() throws Exception {
     call(holder, new CreateReq(d, "keep", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
     DirLeaseResp r = call(holder, new DirLeaseReq(d, 1));
-    CreateBatchResp b = call(holder, new CreateBatchReq(d, r.lease() + 1, List.of(), List.of("keep"), null, false, 0,
-        Unpooled.EMPTY_BUFFER));
+    CreateBatchResp b = call(holder, new CreateBatchReq(d, r.lease() + 1, List.of(), List.of(BatchRemove.unlink("keep")),
+        null, false, 0, Unpooled.EMPTY_BUFFER));
     assertEquals(List.of(Errno.ESTALE.code()), b.removed().stream().map(RemoveResult::errno).toList());
     batch(r.lease(), List.of(), true, 0);
     assertNotNull(call(other, new LookupReq(d, "keep")).attr(), "still there");

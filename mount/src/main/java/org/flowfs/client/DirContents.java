@@ -189,6 +189,17 @@ final class DirContents {
     return false;
   }
 
+  /** Whether {@code dir} is known, trusted, and holds no name. */
+  boolean empty(Handle dir) {
+    Known k = dirs.getIfPresent(dir);
+    if (k == null) {
+      return false;
+    }
+    synchronized (k) {
+      return System.nanoTime() - k.confirmedNanos < ttlNanos && k.names.isEmpty();
+    }
+  }
+
   /** The ctime at which every name of {@code dir} is known here; 0 when it is not known. */
   long ctimeOf(Handle dir) {
     Known k = dirs.getIfPresent(dir);

@@ -29,6 +29,7 @@ import org.flowfs.common.NamedThreads;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MetaOp;
 import org.flowfs.common.wire.MetaOp.BatchCreate;
+import org.flowfs.common.wire.MetaOp.BatchRemove;
 import org.flowfs.common.wire.MetaOp.BatchResult;
 import org.flowfs.common.wire.MetaOp.CreateBatchReq;
 import org.flowfs.common.wire.MetaOp.CreateBatchResp;
@@ -125,21 +126,27 @@ final class DirLeases implements AutoCloseable {
     /** Applies {@code record}, a leased directory's own changes whose batch was lost, with a call of its own. */
     void record(SetattrReq record);
 
-    /** An unlink of a batch was made: {@code r} says what it removed and the directory's ctimes around it. */
-    void unlinked(Handle dir, String name, RemoveResult r, long askedNanos);
+    /**
+     * An unlink (of a {@code directory}: an rmdir) of a batch was made: {@code r} says what it
+     * removed and the directory's ctimes around it.
+     */
+    void unlinked(Handle dir, String name, RemoveResult r, boolean directory, long askedNanos);
 
     /**
-     * Unlinks {@code name} in {@code dir}, an unlink of a batch that was lost, with a call of its
-     * own; a name found gone already counts as done (the lost batch may have been made).
+     * Unlinks {@code name} in {@code dir} (removes it, a {@code directory}), an unlink of a batch
+     * that was lost, with a call of its own; a name found gone already counts as done (the lost
+     * batch may have been made).
      */
-    void unlinkAgain(Handle dir, String name);
+    void unlinkAgain(Handle dir, String name, boolean directory);
   }
 
-  /** A name unlinked under a lease whose batch was not answered yet. */
+  /** A name unlinked (or an empty directory removed) under a lease whose batch was not answered yet. */
   private static final class Unlinked {
     final Lease lease;
     final String name;
     final Handle file;
+    /** For a directory removed: this client's lease on it, which ends with it; else null. */
+    Lease child;
     /** Answered, or made again, or given up: never exceptionally. */
     final CompletableFuture<Void> done = new CompletableFuture<>();
     // guarded by lease
@@ -221,6 +228,11 @@ final class DirLeases implements AutoCloseable {
     final List<Unlinked> unlinked = new ArrayList<>();
     /** Names unlinked here whose batch is not answered yet: not made here again before it is. */
     final java.util.Set<String> unlinking = new java.util.HashSet<>();
+    /**
+     * The directory is removed in its parent's batch ({@link #rmdir}): nothing more is made or
+     * unlinked in it, and the lease is not ended here: it ends with the directory.
+     */
+    boolean removed;
 
     Lease(Handle dir, long id, List<Reserved> reserved) {
       this.dir = dir;
@@ -260,7 +272,8 @@ final class DirLeases implements AutoCloseable {
       Executors.newSingleThreadScheduledExecutor(new NamedThreads("flowfs-leases"));
   /** Makes the files of lost batches again, with calls that may wait for a restarting server. */
   private final java.util.concurrent.ExecutorService recovery =
-      Executors.newSingleThreadExecutor(new NamedThreads("flowfs-lease-recovery"));
+      Executors.newSingleThreadExecutor(new NamedThreads(RECOVERY));
+  private static final String RECOVERY = "flowfs-lease-recovery";
 
   private final long lingerNanos;
   private final long openNanos;
@@ -463,7 +476,7 @@ final class DirLeases implements AutoCloseable {
       }
       CompletableFuture<Void> topUp;
       synchronized (l) {
-        if (l.ending || l.recalled) {
+        if (l.ending || l.recalled || l.removed) {
           return null;
         }
         if (l.dirAttrs == null && !l.reserved.isEmpty()) {
@@ -530,26 +543,65 @@ final class DirLeases implements AutoCloseable {
       return false;
     }
     synchronized (l) {
-      if (l.over.isDone() || l.ending || l.recalled || l.dirAttrs != null || l.unlinked.size() >= MetaOp.MAX_LEASE_FILES
-          || l.unlinking.contains(name) || byUnlinked.containsKey(file)) {
-        return false;
-      }
-      Pending p = byFile.get(file);
-      if (p != null && (p.lease != l || !p.closed)) {
-        return false;
-      }
-      if (!admit.getAsBoolean()) {
-        return false;
-      }
-      Unlinked u = new Unlinked(l, name, file);
-      l.unlinked.add(u);
-      l.unlinking.add(name);
-      byUnlinked.put(file, u);
-      l.lastCreateNanos = System.nanoTime();
-      counters.increment("lease.unlinks");
-      queuedLocked(l);
+      return unlinkLocked(l, name, file, admit, null);
     }
+  }
+
+  /** Guarded by {@code l}: the unlink of {@code name} (of directory {@code child}, leased here, when not null) goes with the next batch. */
+  private boolean unlinkLocked(Lease l, String name, Handle file, BooleanSupplier admit, Lease child) {
+    if (l.over.isDone() || l.ending || l.recalled || l.removed || l.dirAttrs != null
+        || l.unlinked.size() >= MetaOp.MAX_LEASE_FILES || l.unlinking.contains(name) || byUnlinked.containsKey(file)) {
+      return false;
+    }
+    Pending p = byFile.get(file);
+    if (p != null && (p.lease != l || !p.closed)) {
+      return false;
+    }
+    if (!admit.getAsBoolean()) {
+      return false;
+    }
+    Unlinked u = new Unlinked(l, name, file);
+    u.child = child;
+    l.unlinked.add(u);
+    l.unlinking.add(name);
+    byUnlinked.put(file, u);
+    l.lastCreateNanos = System.nanoTime();
+    counters.increment(child == null ? "lease.unlinks" : "lease.rmdirs");
+    queuedLocked(l);
     return true;
+  }
+
+  /**
+   * Removes directory {@code name}, object {@code child}, from {@code dir} here, when this client
+   * leases both: the directory's own batches are sent and answered first (its lease goes on, so
+   * no other client makes anything in it meanwhile), then the remove goes with the parent's next
+   * batch, naming the directory's lease, which ends with it. {@code admit} (run under the
+   * parent's lease) says the directory is empty and takes the name out of the names known. False
+   * when the rmdir must be a call of its own.
+   */
+  boolean rmdir(Handle dir, String name, Handle child, BooleanSupplier admit) {
+    if (files == 0) {
+      return false;
+    }
+    awaitAsked(dir);
+    Lease l = byDir.get(dir);
+    Lease c = byDir.get(child);
+    if (l == null || c == null || c == l) {
+      return false;
+    }
+    if (!whenDrained(c, true, x -> x.removed = true)) { // nothing more under it; not ended by the watcher
+      return false;
+    }
+    boolean queued;
+    synchronized (l) {
+      queued = unlinkLocked(l, name, child, admit, c);
+    }
+    if (!queued) {
+      synchronized (c) {
+        c.removed = false;
+      }
+    }
+    return queued;
   }
 
   /**
@@ -567,15 +619,27 @@ final class DirLeases implements AutoCloseable {
     if (l == null || !DeferredAttrs.deferrable(mask, mode)) {
       return false;
     }
+    return whenDrained(l, false, x -> {
+      x.dirAttrs = (x.dirAttrs == null ? DeferredAttrs.NONE : x.dirAttrs).and(mask, mode, uid, gid, atimeNs, mtimeNs);
+      counters.increment("lease.dir-attrs");
+    });
+  }
+
+  /**
+   * Sends what live lease {@code l} holds (its directory's own changes too, with {@code attrs})
+   * and waits for the answers until it holds nothing, then runs {@code then} under the lease and
+   * returns true; false, with nothing run, when the lease ends, is recalled or goes with its
+   * directory's rmdir first, or after three rounds, or when a wait fails.
+   */
+  private boolean whenDrained(Lease l, boolean attrs, java.util.function.Consumer<Lease> then) {
     for (int attempt = 0; ; attempt++) {
       CompletableFuture<Void> out;
       synchronized (l) {
-        if (l.over.isDone() || l.ending || l.recalled || attempt > 2) {
+        if (l.over.isDone() || l.ending || l.recalled || l.removed || attempt > 2) {
           return false;
         }
-        if (l.waiting.isEmpty() && l.unlinked.isEmpty() && !l.out) {
-          l.dirAttrs = (l.dirAttrs == null ? DeferredAttrs.NONE : l.dirAttrs).and(mask, mode, uid, gid, atimeNs, mtimeNs);
-          counters.increment("lease.dir-attrs");
+        if (l.waiting.isEmpty() && l.unlinked.isEmpty() && !l.out && (!attrs || l.dirAttrs == null)) {
+          then.accept(l);
           return true;
         }
         l.urgent = true;
@@ -654,7 +718,7 @@ final class DirLeases implements AutoCloseable {
       }
       long now = System.nanoTime();
       boolean old = !l.waiting.isEmpty() && now - l.waiting.get(0).madeNanos >= openNanos;
-      if (l.waiting.isEmpty() && l.unlinked.isEmpty() && !l.out && now - l.lastCreateNanos >= idleNanos) {
+      if (l.waiting.isEmpty() && l.unlinked.isEmpty() && !l.out && !l.removed && now - l.lastCreateNanos >= idleNanos) {
         counters.increment("lease.idle-ended");
         l.ending = true;
       }
@@ -730,8 +794,8 @@ final class DirLeases implements AutoCloseable {
         heads.addComponent(true, p.head.retain()); // kept until answered: a lost batch is made again
       }
     }
-    List<String> removes = new ArrayList<>(gone.size());
-    gone.forEach(u -> removes.add(u.name));
+    List<BatchRemove> removes = new ArrayList<>(gone.size());
+    gone.forEach(u -> removes.add(u.child == null ? BatchRemove.unlink(u.name) : new BatchRemove(u.name, u.child.id)));
     l.out = true;
     l.again = full || !l.unlinked.isEmpty();
     CompletableFuture<Void> answer = new CompletableFuture<>();
@@ -767,8 +831,11 @@ final class DirLeases implements AutoCloseable {
       err = new FsException(Errno.EIO, "a batch of " + go.size() + " creates and " + gone.size() + " unlinks answered with "
           + r.results().size() + " and " + r.removed().size());
     }
-    boolean stale = err == null && (r.results().stream().anyMatch(b -> b.errno() == Errno.ESTALE.code())
-        || r.removed().stream().anyMatch(b -> b.errno() == Errno.ESTALE.code()));
+    boolean stale = err == null && r.results().stream().anyMatch(b -> b.errno() == Errno.ESTALE.code());
+    for (int i = 0; err == null && !stale && i < gone.size(); i++) {
+      // an rmdir's ESTALE is of the removed directory's lease; an unlink's, of this one
+      stale = gone.get(i).child == null && r.removed().get(i).errno() == Errno.ESTALE.code();
+    }
     if (err != null || stale) {
       Throwable t = err == null ? null : Errno.unwrap(err);
       FsException e = t == null ? new FsException(Errno.ESTALE, "the lease on " + l.dir.hex() + " is not known to the metadata server")
@@ -865,8 +932,20 @@ final class DirLeases implements AutoCloseable {
 
   /** The answer {@code r} to unlink {@code u}. */
   private void unlinkDone(Lease l, Unlinked u, RemoveResult r, long askedNanos) {
+    if (r.handle() == null && u.child != null && r.errno() == Errno.ESTALE.code()) {
+      // the directory's lease ended before its rmdir arrived (another request of this client
+      // ended it): removed with a call of its own, which sees what is in it now
+      FsException e = new FsException(Errno.ESTALE, "the lease on " + u.file.hex() + " ended before its rmdir");
+      recovery.execute(() -> unlinkAgain(u, e));
+      return;
+    }
     if (r.handle() != null) {
-      host.unlinked(l.dir, u.name, r, askedNanos);
+      if (u.child != null) {
+        synchronized (u.child) {
+          over(u.child); // the server ended it with the directory
+        }
+      }
+      host.unlinked(l.dir, u.name, r, u.child != null, askedNanos);
     } else {
       counters.increment("lease.unlink-failed");
       LOG.warn("unlink of {} in directory {} in a batch failed: {}", u.name, l.dir.hex(), Errno.ofCode(r.errno()));
@@ -880,7 +959,7 @@ final class DirLeases implements AutoCloseable {
     counters.increment("lease.unlinked-again");
     try {
       retrying(() -> {
-        host.unlinkAgain(u.lease.dir, u.name);
+        host.unlinkAgain(u.lease.dir, u.name, u.child != null);
         return null;
       });
     } catch (RuntimeException again) {
@@ -895,6 +974,16 @@ final class DirLeases implements AutoCloseable {
   private void unlinkOver(Unlinked u) {
     synchronized (u.lease) {
       u.lease.unlinking.remove(u.name);
+    }
+    Lease c = u.child;
+    if (c != null && !c.over.isDone()) { // not removed here: the lease ends as any other
+      synchronized (c) {
+        c.removed = false;
+        if (!c.ending) {
+          c.ending = true;
+          sendLocked(c);
+        }
+      }
     }
     byUnlinked.remove(u.file, u);
     u.done.complete(null);
@@ -1085,6 +1174,22 @@ final class DirLeases implements AutoCloseable {
   }
 
   private void end(Lease l) {
+    Unlinked rmdir = l.removed ? byUnlinked.get(l.dir) : null;
+    if (rmdir != null && rmdir.child == l) {
+      settle(rmdir); // it ends with the rmdir in its parent's batch
+      return;
+    }
+    endNow(l);
+    if (!Thread.currentThread().getName().startsWith(RECOVERY)) { // (that thread would wait for itself)
+      for (Unlinked u : List.copyOf(byUnlinked.values())) {
+        if (u.lease == l) {
+          await(u.done, timeout); // a lost batch's unlinks, made again: done before what follows
+        }
+      }
+    }
+  }
+
+  private void endNow(Lease l) {
     synchronized (l) {
       if (!l.ending) {
         l.ending = true;

@@ -189,16 +189,16 @@ public final class FileSystemClient implements AutoCloseable {
     }
 
     @Override
-    public void unlinked(Handle dir, String name, RemoveResult r, long askedNanos) {
+    public void unlinked(Handle dir, String name, RemoveResult r, boolean directory, long askedNanos) {
       contents.changed(dir, name, false, r.parentWasNs(), r.parentNowNs(), askedNanos);
       attrs.invalidate(r.handle());
-      attrs.entriesChanged(dir, r.parentNowNs(), 0);
+      attrs.entriesChanged(dir, r.parentNowNs(), 0); // a directory's link was uncounted when it was removed here
     }
 
     @Override
-    public void unlinkAgain(Handle dir, String name) {
+    public void unlinkAgain(Handle dir, String name, boolean directory) {
       contents.forget(dir);
-      removeCall(new RemoveReq(dir, name, false));
+      removeCall(new RemoveReq(dir, name, directory));
       attrs.invalidate(dir);
     }
 
@@ -1011,8 +1011,8 @@ public final class FileSystemClient implements AutoCloseable {
   private void remove(String path, boolean dir) {
     Split s = split(path);
     Handle p = resolve(s.parent());
-    if (!dir && unlinkLeased(p, s.name())) {
-      counters.increment("meta.unlink.leased");
+    if (dir ? rmdirLeased(p, s.name()) : unlinkLeased(p, s.name())) {
+      counters.increment(dir ? "meta.rmdir.leased" : "meta.unlink.leased");
       return;
     }
     counters.increment(dir ? "meta.rmdir" : "meta.unlink");
@@ -1068,6 +1068,29 @@ public final class FileSystemClient implements AutoCloseable {
     names.invalidate(dir, name);
     attrs.invalidate(h);
     attrs.entriesChanged(dir, now(), 0);
+    return true;
+  }
+
+  /**
+   * Removes directory {@code name} in {@code dir} here, when this client leases both and the
+   * directory is empty as far as its lease shows ({@link DirLeases#rmdir}); false when the rmdir
+   * must be a call of its own.
+   */
+  private boolean rmdirLeased(Handle dir, String name) {
+    Handle h = names.get(dir, name);
+    if (h == null || !leases.holds(h)) {
+      return false;
+    }
+    if (contents.known(dir)) {
+      leases.want(dir); // the first rmdir here waits for the grant: the rest go in its batches
+    }
+    if (!leases.rmdir(dir, name, h, () -> contents.empty(h) && contents.removePending(dir, name))) {
+      return false;
+    }
+    names.invalidate(dir, name);
+    attrs.invalidate(h);
+    contents.forget(h);
+    attrs.entriesChanged(dir, now(), -1);
     return true;
   }
 

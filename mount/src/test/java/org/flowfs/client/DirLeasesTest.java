@@ -28,6 +28,7 @@ import org.flowfs.common.Layout;
 import org.flowfs.common.dist.Basic;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MetaOp.BatchCreate;
+import org.flowfs.common.wire.MetaOp.BatchRemove;
 import org.flowfs.common.wire.MetaOp.BatchResult;
 import org.flowfs.common.wire.MetaOp.CreateBatchReq;
 import org.flowfs.common.wire.MetaOp.CreateBatchResp;
@@ -123,7 +124,7 @@ class DirLeasesTest {
       }
       List<RemoveResult> removed = new ArrayList<>();
       long ctime = CTIME;
-      for (String name : q.removes()) {
+      for (BatchRemove rm : q.removes()) {
         int errno = stale ? Errno.ESTALE.code() : failErrno;
         removed.add(errno != 0 ? new RemoveResult(null, false, 0, 0, errno)
             : new RemoveResult(Handle.of(Handle.META_SERVER, 1), true, ctime, ++ctime, 0));
@@ -165,13 +166,13 @@ class DirLeasesTest {
     final List<String> unlinkedAgain = new ArrayList<>();
 
     @Override
-    public synchronized void unlinked(Handle dir, String name, RemoveResult r, long askedNanos) {
-      unlinked.add(name);
+    public synchronized void unlinked(Handle dir, String name, RemoveResult r, boolean directory, long askedNanos) {
+      unlinked.add(name + (directory ? "/" : ""));
     }
 
     @Override
-    public synchronized void unlinkAgain(Handle dir, String name) {
-      unlinkedAgain.add(name);
+    public synchronized void unlinkAgain(Handle dir, String name, boolean directory) {
+      unlinkedAgain.add(name + (directory ? "/" : ""));
     }
 
     @Override
@@ -295,7 +296,7 @@ class DirLeasesTest {
     CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
     assertNotNull(b, "the unlinks lingered, then left with the create");
     assertEquals(List.of("a"), b.creates().stream().map(BatchCreate::name).toList());
-    assertEquals(List.of("old", "a"), b.removes());
+    assertEquals(List.of(BatchRemove.unlink("old"), BatchRemove.unlink("a")), b.removes());
     for (int i = 0; i < 500 && server.unlinked.size() < 2; i++) {
       Thread.sleep(2);
     }
@@ -326,6 +327,53 @@ class DirLeasesTest {
     leases.settle(f); // long before the 300 ms linger
     assertEquals(List.of("f"), server.unlinked);
     assertTrue(leases.holds(DIR), "the lease goes on");
+  }
+
+  private Handle leasedSub() throws InterruptedException {
+    Handle sub = Handle.of(Handle.META_SERVER, 200);
+    leases.want(sub);
+    for (int i = 0; i < 500 && !leases.holds(sub); i++) {
+      Thread.sleep(2);
+    }
+    assertTrue(leases.holds(sub));
+    return sub;
+  }
+
+  @Test
+  void anEmptyDirectoryLeasedHere_isRemovedInItsParentsBatch_afterItsOwn() throws Exception {
+    granted();
+    assertFalse(leases.rmdir(DIR, "sub", Handle.of(Handle.META_SERVER, 200), () -> true), "not leased here: a call");
+    Handle sub = leasedSub();
+    assertTrue(leases.unlink(sub, "last", Handle.of(Handle.META_SERVER, 201), () -> true));
+    assertTrue(leases.rmdir(DIR, "sub", sub, () -> true));
+    assertFalse(leases.unlink(sub, "more", Handle.of(Handle.META_SERVER, 202), () -> true), "nothing more in it");
+    leases.settleAll();
+    CreateBatchReq first = server.batches.poll(5, TimeUnit.SECONDS);
+    CreateBatchReq second = server.batches.poll(5, TimeUnit.SECONDS);
+    assertEquals(sub, first.dir(), "the directory's own batch first");
+    assertEquals(List.of(BatchRemove.unlink("last")), first.removes());
+    assertFalse(first.end(), "its lease goes on until the directory is gone");
+    assertEquals(DIR, second.dir());
+    assertEquals(List.of(new BatchRemove("sub", 77)), second.removes(), "naming the directory's lease");
+    assertEquals(List.of("last", "sub/"), server.unlinked);
+    assertFalse(leases.holds(sub), "its lease ended with it");
+    assertTrue(leases.holds(DIR));
+    assertEquals(1, counters.get("lease.rmdirs"));
+  }
+
+  @Test
+  void anRmdirTheServerKnowsNoLeaseFor_isACallOfItsOwn() throws Exception {
+    granted();
+    Handle sub = leasedSub();
+    assertTrue(leases.rmdir(DIR, "sub", sub, () -> true));
+    server.stale = true; // ESTALE for every entry: for an rmdir, the directory's lease is not known
+    leases.settle(sub);
+    assertEquals(List.of("sub/"), server.unlinkedAgain);
+    for (int i = 0; i < 500 && leases.holds(sub); i++) {
+      Thread.sleep(2);
+    }
+    assertFalse(leases.holds(sub), "its lease ended as any other");
+    assertTrue(leases.holds(DIR), "an rmdir's ESTALE is not the parent's: its lease goes on");
   }
 
   @Test

@@ -258,6 +258,29 @@ class BatchedCreatesTest {
     assertTrue(bigData.stream().noneMatch(Files::exists), "the removed file's datafiles were reclaimed: " + bigData);
   }
 
+  /**
+   * {@code rm -rf} of a tree made here: the files go in their directories' batches, and an empty
+   * directory this mount leases goes in its parent's batch, its lease ending with it; another
+   * client finds nothing of the tree, and a directory that is not empty is not removed.
+   */
+  @Test
+  void rmRf_removesDirectoriesInTheirParentsBatches() throws Exception {
+    Sh.ok(m, "mkdir -p r1/keep && echo k > r1/keep/k && for d in a b c d e; do mkdir -p r1/t/$d/sub;"
+        + " for i in $(seq 10); do echo $i > r1/t/$d/f$i; echo $i > r1/t/$d/sub/g$i; done; done");
+    Thread.sleep(1500);
+    long rmdirs = fs.counter("lease.rmdirs");
+    Sh.ok(m, "rm -rf r1/t");
+    assertTrue(fs.counter("lease.rmdirs") - rmdirs >= 8, "of 11 directories, removed in their parents' batches: "
+        + (fs.counter("lease.rmdirs") - rmdirs));
+    try (OtherClient other = new OtherClient(fs)) {
+      assertEquals(Errno.ENOENT, assertThrows(FsException.class, () -> other.attr("/r1/t")).errno());
+      assertEquals("k\n", new String(other.read("/r1/keep/k"), StandardCharsets.UTF_8));
+    }
+    assertEquals("keep", Sh.ok(m, "ls r1").strip());
+    Sh.fails(m, "rmdir r1/keep");
+    assertEquals("k", Sh.ok(m, "cat r1/keep/k").strip());
+  }
+
   @Test
   void directoriesMadeUnderALease_areDirectories_forAnotherClientToo() {
     Sh.ok(m, "mkdir b4");

@@ -549,13 +549,13 @@ public sealed interface MetaOp extends Message {
    * server restarted) creates and changes nothing: every entry fails with ESTALE (the whole
    * request, when it carries a {@code dirRecord}).
    *
-   * <p>{@code removes}: names of regular files and symbolic links the holder unlinked in {@code
-   * dir} under its lease, removed after the creates and before the {@code dirRecord}, in order,
-   * as {@link RemoveReq} removes them (each in {@link CreateBatchResp#removed()}, in order). The
-   * holder removes no name it made again after it in the same batch.
+   * <p>{@code removes}: names the holder removed in {@code dir} under its lease, removed after the
+   * creates and before the {@code dirRecord}, in order, as {@link RemoveReq} removes them (each in
+   * {@link CreateBatchResp#removed()}, in order). The holder removes no name it made again after
+   * it in the same batch.
    */
   @Wire(153)
-  record CreateBatchReq(Handle dir, long lease, List<BatchCreate> creates, List<String> removes, SetattrReq dirRecord,
+  record CreateBatchReq(Handle dir, long lease, List<BatchCreate> creates, List<BatchRemove> removes, SetattrReq dirRecord,
       boolean end, int more, ByteBuf payload) implements MetaOp, HasPayload, Req<CreateBatchResp> {
     @Override
     public List<Handle> named() {
@@ -621,6 +621,26 @@ public sealed interface MetaOp extends Message {
     /** With no removes. */
     public CreateBatchResp(List<BatchResult> results, boolean recalled, List<Reserved> reserved) {
       this(results, List.of(), recalled, reserved);
+    }
+  }
+
+  /**
+   * One name a batch removes: a regular file or symbolic link ({@code dirLease} 0), or an empty
+   * directory the holder leases too, under lease {@code dirLease}: that lease ends with the
+   * directory. A directory whose lease is not that one (ended, expired) is not removed: ESTALE.
+   */
+  record BatchRemove(String name, long dirLease) {
+    public BatchRemove {
+      Names.checkNew(name);
+    }
+
+    /** An unlink of a file or symbolic link. */
+    public static BatchRemove unlink(String name) {
+      return new BatchRemove(name, 0);
+    }
+
+    public boolean directory() {
+      return dirLease != 0;
     }
   }
 
