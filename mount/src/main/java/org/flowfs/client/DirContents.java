@@ -88,15 +88,20 @@ final class DirContents {
 
   /** True when {@code dir} is known and does not hold {@code name}: a lookup of it is ENOENT. */
   boolean absent(Handle dir, String name) {
+    // past the timeout: ask the server, but keep the names: a change of this client's own
+    // ({@link #changed}) or a lease's grant ({@link #confirm}) that follows the ctime they are at
+    // shows that they are still all the names
+    return trusted(dir, k -> !k.names.contains(name));
+  }
+
+  /** {@code test} of {@code dir}'s names, under their lock, when they are known and trusted; else false. */
+  private boolean trusted(Handle dir, java.util.function.Predicate<Known> test) {
     Known k = dirs.getIfPresent(dir);
     if (k == null) {
       return false;
     }
     synchronized (k) {
-      // past the timeout: ask the server, but keep the names: a change of this client's own
-      // ({@link #changed}) or a lease's grant ({@link #confirm}) that follows the ctime they are
-      // at shows that they are still all the names
-      return System.nanoTime() - k.confirmedNanos < ttlNanos && !k.names.contains(name);
+      return System.nanoTime() - k.confirmedNanos < ttlNanos && test.test(k);
     }
   }
 
@@ -142,13 +147,7 @@ final class DirContents {
    * known (or no longer trusted) or holds the name already.
    */
   boolean addPending(Handle dir, String name) {
-    Known k = dirs.getIfPresent(dir);
-    if (k == null) {
-      return false;
-    }
-    synchronized (k) {
-      return System.nanoTime() - k.confirmedNanos < ttlNanos && k.names.size() < MAX_DIR_NAMES && k.names.add(name);
-    }
+    return trusted(dir, k -> k.names.size() < MAX_DIR_NAMES && k.names.add(name));
   }
 
   /**
@@ -158,13 +157,7 @@ final class DirContents {
    * hold the name.
    */
   boolean removePending(Handle dir, String name) {
-    Known k = dirs.getIfPresent(dir);
-    if (k == null) {
-      return false;
-    }
-    synchronized (k) {
-      return System.nanoTime() - k.confirmedNanos < ttlNanos && k.names.remove(name);
-    }
+    return trusted(dir, k -> k.names.remove(name));
   }
 
   /**
@@ -191,13 +184,7 @@ final class DirContents {
 
   /** Whether {@code dir} is known, trusted, and holds no name. */
   boolean empty(Handle dir) {
-    Known k = dirs.getIfPresent(dir);
-    if (k == null) {
-      return false;
-    }
-    synchronized (k) {
-      return System.nanoTime() - k.confirmedNanos < ttlNanos && k.names.isEmpty();
-    }
+    return trusted(dir, k -> k.names.isEmpty());
   }
 
   /** The ctime at which every name of {@code dir} is known here; 0 when it is not known. */

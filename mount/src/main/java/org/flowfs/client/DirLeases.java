@@ -146,16 +146,17 @@ final class DirLeases implements AutoCloseable {
     final String name;
     final Handle file;
     /** For a directory removed: this client's lease on it, which ends with it; else null. */
-    Lease child;
+    final Lease child;
     /** Answered, or made again, or given up: never exceptionally. */
     final CompletableFuture<Void> done = new CompletableFuture<>();
     // guarded by lease
     boolean sent;
 
-    Unlinked(Lease lease, String name, Handle file) {
+    Unlinked(Lease lease, String name, Handle file, Lease child) {
       this.lease = lease;
       this.name = name;
       this.file = file;
+      this.child = child;
     }
   }
 
@@ -560,8 +561,7 @@ final class DirLeases implements AutoCloseable {
     if (!admit.getAsBoolean()) {
       return false;
     }
-    Unlinked u = new Unlinked(l, name, file);
-    u.child = child;
+    Unlinked u = new Unlinked(l, name, file, child);
     l.unlinked.add(u);
     l.unlinking.add(name);
     byUnlinked.put(file, u);
@@ -642,8 +642,7 @@ final class DirLeases implements AutoCloseable {
           then.accept(l);
           return true;
         }
-        l.urgent = true;
-        sendLocked(l);
+        urgeLocked(l);
         out = l.answer;
       }
       try {
@@ -1131,11 +1130,16 @@ final class DirLeases implements AutoCloseable {
   private void settle(Unlinked u) {
     synchronized (u.lease) {
       if (!u.sent) {
-        u.lease.urgent = true;
-        sendLocked(u.lease);
+        urgeLocked(u.lease);
       }
     }
     await(u.done, timeout);
+  }
+
+  /** Guarded by {@code l}: its next batch takes everything it holds, and leaves now unless one is out. */
+  private void urgeLocked(Lease l) {
+    l.urgent = true;
+    sendLocked(l);
   }
 
   /**
@@ -1166,8 +1170,7 @@ final class DirLeases implements AutoCloseable {
   private CompletableFuture<Void> send(Pending p) {
     synchronized (p.lease) {
       if (!p.sent) {
-        p.lease.urgent = true;
-        sendLocked(p.lease);
+        urgeLocked(p.lease);
       }
     }
     return p.done;

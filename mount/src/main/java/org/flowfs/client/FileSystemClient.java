@@ -966,11 +966,7 @@ public final class FileSystemClient implements AutoCloseable {
    * the directory ({@link DirLeases}); null when there is no lease to make it under.
    */
   private Attr makeLeased(FileType type, Handle dir, String name, int mode, Caller c) {
-    if (contents.known(dir)) {
-      leases.want(dir); // the first in a directory waits for the grant: the rest need no call
-    } else {
-      leases.unlisted(dir); // the names come with the grant, once creates here keep coming
-    }
+    askLease(dir);
     Attr a = leases.make(type, dir, name, mode, c.uid(), c.gid(), now(), () -> contents.addPending(dir, name));
     if (a == null) {
       return null;
@@ -979,6 +975,19 @@ public final class FileSystemClient implements AutoCloseable {
       contents.made(a.handle(), a.ctimeNs(), System.nanoTime()); // empty: creates in it may take a lease too
     }
     return createdNew(dir, name, a);
+  }
+
+  /**
+   * Before a change of {@code dir}'s entries that a lease would let this client make locally:
+   * asks for a lease on it (the first change waits for the grant: the rest need no call), or, when
+   * its names are not known, counts the change towards a lease whose grant brings them.
+   */
+  private void askLease(Handle dir) {
+    if (contents.known(dir)) {
+      leases.want(dir);
+    } else {
+      leases.unlisted(dir);
+    }
   }
 
   public Attr symlink(String target, String path, Caller c) {
@@ -1057,18 +1066,19 @@ public final class FileSystemClient implements AutoCloseable {
     if (a == null || a.isDir() || a.nlink() != 1) {
       return false;
     }
-    if (contents.known(dir)) {
-      leases.want(dir);
-    } else {
-      leases.unlisted(dir);
-    }
+    askLease(dir);
     if (!leases.unlink(dir, name, h, () -> contents.removePending(dir, name))) {
       return false;
     }
+    removedHere(dir, name, h, 0);
+    return true;
+  }
+
+  /** Name {@code name} of {@code h} in {@code dir} was removed here, under a lease: what is cached of it goes. */
+  private void removedHere(Handle dir, String name, Handle h, int dirLinks) {
     names.invalidate(dir, name);
     attrs.invalidate(h);
-    attrs.entriesChanged(dir, now(), 0);
-    return true;
+    attrs.entriesChanged(dir, now(), dirLinks);
   }
 
   /**
@@ -1087,10 +1097,8 @@ public final class FileSystemClient implements AutoCloseable {
     if (!leases.rmdir(dir, name, h, () -> contents.empty(h) && contents.removePending(dir, name))) {
       return false;
     }
-    names.invalidate(dir, name);
-    attrs.invalidate(h);
+    removedHere(dir, name, h, -1);
     contents.forget(h);
-    attrs.entriesChanged(dir, now(), -1);
     return true;
   }
 
