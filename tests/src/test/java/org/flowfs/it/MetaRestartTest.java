@@ -106,9 +106,9 @@ class MetaRestartTest {
   /**
    * Files made under a lease, four at a time, each written past its head (64 KiB) in two parts;
    * while one group is open between its parts, the metadata server is killed and started again:
-   * a batch that carries files still open is lost, they are made again at once under their
-   * reserved handles and layouts, so their opens stay good, their flushes and closes go on, and
-   * the bytes already in their datafiles stay their own.
+   * a batch that carries files still open is lost, they (and the lease's files not sent yet) are
+   * made again at once under their reserved handles and layouts, so their opens stay good, their
+   * flushes and closes go on, and the bytes already in their datafiles stay their own.
    */
   @Test
   void filesOpenAcrossARestart_keepEveryByte_pastTheHeadToo(@TempDir Path tmp) throws Exception {
@@ -140,7 +140,9 @@ class MetaRestartTest {
       assertEquals(String.valueOf(n), Sh.ok(m, "ls w | wc -l").strip(), () -> leaseLog(fs));
       Sh.ok(m, "python3 -c \"\nfor i in range(" + n + "):\n  got = open('w/f%d' % i, 'rb').read()\n"
           + "  want = " + body.formatted(0, 140_000) + "\n  assert got == want, 'f%d: %d bytes, %d wanted' % (i, len(got), len(want))\n\"");
-      assertTrue(mountCounter(fs, "lease.recreated") >= 4, "the open group made again\n" + leaseLog(fs));
+      // which of the open group were answered before the kill is a matter of timing (a file open
+      // 50 ms has its create sent alone); the last ones made were not, and are made again
+      assertTrue(mountCounter(fs, "lease.recreated") >= 1, "the open group made again\n" + leaseLog(fs));
     }
   }
 
