@@ -49,6 +49,10 @@ public final class Bench implements Callable<Integer> {
       description = "A setting for the FlowFS under test, e.g. flow.protocol=single_buffer (repeatable).")
   List<String> flowfsConfig = new ArrayList<>();
 
+  @Option(names = "--scale-servers", split = ",", paramLabel = "N",
+      description = "I/O server counts of the scale group (default: 1,2,4,8; --smoke: 1,2); at most 8.")
+  List<Integer> scaleServers;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new Bench()).execute(args));
   }
@@ -56,6 +60,12 @@ public final class Bench implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Workloads.Sizes sizes = smoke ? Workloads.Sizes.SMOKE : Workloads.Sizes.FULL;
+    if (scaleServers != null) {
+      if (scaleServers.isEmpty() || scaleServers.stream().anyMatch(c -> c < 1 || c > 8)) {
+        throw new CommandLine.ParameterException(new CommandLine(this), "--scale-servers: counts from 1 to 8");
+      }
+      sizes = sizes.withScaleServers(scaleServers);
+    }
     int n = reps != null ? reps : smoke ? 1 : 3;
     List<String> run = groups != null ? groups : new ArrayList<>(Workloads.GROUPS);
     if (groups == null) {
@@ -136,7 +146,8 @@ public final class Bench implements Callable<Integer> {
               continue;
             }
             case "scale" -> {
-              scale.run(work, sizes.scaleServers(), sizes.scaleMib(), mem, r -> report.add("flowfs", r));
+              int rounds = smoke ? 1 : ScaleWorkload.MAX_WARMUP_ROUNDS;
+              scale.run(work, sizes.scaleServers(), sizes.scaleMib(), rounds, flowfsConfig, mem, r -> report.add("flowfs", r));
               log(rep, group, "flowfs", t0);
               continue;
             }

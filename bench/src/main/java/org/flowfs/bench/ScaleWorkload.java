@@ -62,9 +62,12 @@ final class ScaleWorkload implements AutoCloseable {
   /**
    * For each server count in {@code counts}: a FlowFS with that many I/O servers in the
    * namespaces, {@code mib} MiB written and read through the client API; rows {@code
-   * scale-N-write} and {@code scale-N-read} in MB/s.
+   * scale-N-write} and {@code scale-N-read} in MB/s; {@code config}: settings of the FlowFS under
+   * test ({@code KEY=VALUE}), for these servers and client too; {@code warmupRounds}: at most
+   * this many warm-up rounds (see {@link #warmUp}).
    */
-  void run(Path work, List<Integer> counts, int mib, MemorySampler mem, Consumer<Workloads.Result> out) throws Exception {
+  void run(Path work, List<Integer> counts, int mib, int warmupRounds, List<String> config, MemorySampler mem,
+      Consumer<Workloads.Result> out) throws Exception {
     ServerProcesses.Placement inNamespaces = new ServerProcesses.Placement() {
       public String host(int i) {
         return "10.201." + i + ".2";
@@ -80,15 +83,14 @@ final class ScaleWorkload implements AutoCloseable {
       }
       Path dir = work.resolve("scale-" + n);
       Workloads.sh(Path.of("/"), "rm -rf '" + dir + "'");
-      try (ServerProcesses servers = new ServerProcesses(dir, n, List.of(), inNamespaces)) {
+      try (ServerProcesses servers = new ServerProcesses(dir, n, config, inNamespaces)) {
         mem.watch("scale", servers.pids());
-        // new JVMs: first a quarter of the size per server, written and read, so that the figure is
-        // that of warm servers, as every other row's (the mount's servers run through all groups,
-        // gigabytes each, before they are measured). Per server, not in all: with a quarter of the
-        // size in all, each of 8 servers got 64 MiB and spent the measured run compiling on 2
-        // cores (their C2 threads 35-83% of the CPU during it). A fresh I/O server's C2 takes
-        // ~25 s of CPU over its first gigabytes, so with 8 of them on 2 cores some still remains.
-        ApiWorkload.measure(servers.conf, n * Math.max(1, mib / 4), n);
+        // new JVMs: warmed up until their compilers are quiet, so that the figure is that of warm
+        // servers, as every other row's (the mount's servers run through all groups, gigabytes
+        // each, before they are measured). After one round of a quarter of the size per server, 8
+        // servers on 2 cores spent the measured write compiling (their C2 threads 30-65% of the
+        // machine during it); rounds until the compilers took at most 5%: 4 of them.
+        warmUp(servers, n, mib, warmupRounds);
         // calls of 1 MiB per I/O server: each call keeps every link busy
         ApiWorkload.Throughput t = ApiWorkload.measure(servers.conf, mib, n);
         out.accept(new Workloads.Result("scale-" + n + "-write", t.write()));
@@ -97,6 +99,31 @@ final class ScaleWorkload implements AutoCloseable {
         mem.unwatch("scale");
       }
       Workloads.sh(Path.of("/"), "rm -rf '" + dir + "'");
+    }
+  }
+
+  /** Warm-up rounds at most in a full run, each a quarter of the size per server written and read. */
+  static final int MAX_WARMUP_ROUNDS = 8;
+  /** The share of the machine's CPU the servers' compilers may take in the last warm-up round. */
+  static final double QUIET = 0.05;
+
+  /**
+   * Writes and reads a quarter of {@code mib} per server, again, until the servers' JIT
+   * compilers took at most {@link #QUIET} of the machine's CPU during a round (or {@code rounds}
+   * rounds): the figure is then that of warm servers, as every other row's.
+   */
+  private static void warmUp(ServerProcesses servers, int n, int mib, int rounds) throws Exception {
+    int cores = Runtime.getRuntime().availableProcessors();
+    for (int round = 1; round <= rounds; round++) {
+      double c0 = JitActivity.compilerSeconds(servers.pids().values());
+      long t0 = System.nanoTime();
+      ApiWorkload.measure(servers.conf, n * Math.max(1, mib / 4), n);
+      double share = (JitActivity.compilerSeconds(servers.pids().values()) - c0) / ((System.nanoTime() - t0) / 1e9 * cores);
+      System.err.printf(java.util.Locale.ROOT, "scale: %d I/O servers, warm-up round %d: their JIT compilers took %.0f%% of the CPU%n",
+          n, round, share * 100);
+      if (share <= QUIET) {
+        return;
+      }
     }
   }
 

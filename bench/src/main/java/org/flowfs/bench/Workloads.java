@@ -29,6 +29,11 @@ final class Workloads {
     static final Sizes FULL = new Sizes(1024, 256, 256, 10, 10_000, 10_000, "/usr/include", 1024, 2048, List.of(1, 2, 4, 8), 600);
     static final Sizes SMOKE = new Sizes(32, 8, 16, 1, 300, 300, "/usr/include/linux", 32, 32, List.of(1, 2), 30);
 
+    /** These sizes with the scale group's I/O server counts {@code counts}. */
+    Sizes withScaleServers(List<Integer> counts) {
+      return new Sizes(seqMib, parMib, randMib, randSeconds, smallFiles, dirs, tree, apiMib, scaleMib, List.copyOf(counts), soakSeconds);
+    }
+
     /** The sizes of one round of the soak: every group, smaller. */
     Sizes soakRound() {
       return new Sizes(Math.min(seqMib, 128), Math.min(parMib, 32), Math.min(randMib, 32), Math.min(randSeconds, 2),

@@ -56,6 +56,11 @@ public final class RoleProcess {
     };
   }
 
+  /** The JVM flags of {@code FLOWFS_JAVA_OPTS} ({@code opts}; null: none), split at blanks as the shell does for bin/flowfs. */
+  static List<String> extraFlags(String opts) {
+    return opts == null || opts.isBlank() ? List.of() : List.of(opts.strip().split("\\s+"));
+  }
+
   /** {@link #command(String, List)} with the heap {@code bin/flowfs} gives the subcommand. */
   public static List<String> command(List<String> args) {
     String heap = defaultHeap(args.get(0));
@@ -68,7 +73,10 @@ public final class RoleProcess {
     return java(heap, Main.class.getName(), args);
   }
 
-  /** {@code java <flags> -cp <this classpath> mainClass args...}: the flags FlowFS's JVMs need. */
+  /**
+   * {@code java <flags> -cp <this classpath> mainClass args...}: the flags FlowFS's JVMs need, then
+   * those of {@code FLOWFS_JAVA_OPTS}, as {@code bin/flowfs} adds them.
+   */
   public static List<String> java(String heap, String mainClass, List<String> args) {
     return java(heap, List.of(), mainClass, args);
   }
@@ -84,6 +92,7 @@ public final class RoleProcess {
     cmd.add("--add-opens");
     cmd.add("java.base/jdk.internal.misc=ALL-UNNAMED");
     cmd.add("-Dio.netty.tryReflectionSetAccessible=true");
+    cmd.addAll(extraFlags(System.getenv("FLOWFS_JAVA_OPTS")));
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(mainClass);

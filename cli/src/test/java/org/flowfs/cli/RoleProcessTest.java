@@ -69,4 +69,12 @@ class RoleProcessTest {
     }
     assertEquals("2", launcherEnvironment("mount").get("MALLOC_ARENA_MAX"), "bin/flowfs limits a mount's malloc arenas");
   }
+
+  @Test
+  void flowfsJavaOpts_areSplitAtBlanks_likeTheLaunchersShellDoes() {
+    assertEquals(List.of(), RoleProcess.extraFlags(null));
+    assertEquals(List.of(), RoleProcess.extraFlags("  "));
+    assertEquals(List.of("-XX:+UseSerialGC", "-Xlog:gc:file=/tmp/gc.log"),
+        RoleProcess.extraFlags(" -XX:+UseSerialGC \t -Xlog:gc:file=/tmp/gc.log\n"));
+  }
 }
