@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
+import java.util.Locale;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -16,7 +18,36 @@ final class JitActivity {
   /** Linux reports a task's times in clock ticks of 1/100 s ({@code USER_HZ}). */
   private static final double TICK_SECONDS = 0.01;
 
+  /** The share of the machine's CPU compilers may take in the last warm-up round. */
+  static final double QUIET = 0.05;
+  /** Warm-up rounds at most in a full run. */
+  static final int MAX_ROUNDS = 8;
+
   private JitActivity() {}
+
+  /** A warm-up round: some work run again and again. */
+  interface Round {
+    void run() throws Exception;
+  }
+
+  /**
+   * Runs {@code round} again until the JIT compilers of the processes {@code pids} took at most
+   * {@link #QUIET} of the machine's CPU during one, or {@code max} rounds ran; logs each round's
+   * share, as {@code what}.
+   */
+  static void untilQuiet(String what, Supplier<Collection<Long>> pids, int max, Round round) throws Exception {
+    int cores = Runtime.getRuntime().availableProcessors();
+    for (int i = 1; i <= max; i++) {
+      double c0 = compilerSeconds(pids.get());
+      long t0 = System.nanoTime();
+      round.run();
+      double share = (compilerSeconds(pids.get()) - c0) / ((System.nanoTime() - t0) / 1e9 * cores);
+      System.err.printf(Locale.ROOT, "%s, warm-up round %d: JIT compilers took %.0f%% of the CPU%n", what, i, share * 100);
+      if (share <= QUIET) {
+        return;
+      }
+    }
+  }
 
   /** Seconds of CPU the compiler threads of the processes {@code pids} used so far (gone ones count 0). */
   static double compilerSeconds(Collection<Long> pids) {

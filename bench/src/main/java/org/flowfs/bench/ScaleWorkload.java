@@ -102,29 +102,14 @@ final class ScaleWorkload implements AutoCloseable {
     }
   }
 
-  /** Warm-up rounds at most in a full run, each a quarter of the size per server written and read. */
-  static final int MAX_WARMUP_ROUNDS = 8;
-  /** The share of the machine's CPU the servers' compilers may take in the last warm-up round. */
-  static final double QUIET = 0.05;
-
   /**
    * Writes and reads a quarter of {@code mib} per server, again, until the servers' JIT
-   * compilers took at most {@link #QUIET} of the machine's CPU during a round (or {@code rounds}
-   * rounds): the figure is then that of warm servers, as every other row's.
+   * compilers are quiet (see {@link JitActivity#untilQuiet}; at most {@code rounds} rounds): the
+   * figure is then that of warm servers, as every other row's.
    */
   private static void warmUp(ServerProcesses servers, int n, int mib, int rounds) throws Exception {
-    int cores = Runtime.getRuntime().availableProcessors();
-    for (int round = 1; round <= rounds; round++) {
-      double c0 = JitActivity.compilerSeconds(servers.pids().values());
-      long t0 = System.nanoTime();
-      ApiWorkload.measure(servers.conf, n * Math.max(1, mib / 4), n);
-      double share = (JitActivity.compilerSeconds(servers.pids().values()) - c0) / ((System.nanoTime() - t0) / 1e9 * cores);
-      System.err.printf(java.util.Locale.ROOT, "scale: %d I/O servers, warm-up round %d: their JIT compilers took %.0f%% of the CPU%n",
-          n, round, share * 100);
-      if (share <= QUIET) {
-        return;
-      }
-    }
+    JitActivity.untilQuiet("scale: " + n + " I/O servers", () -> servers.pids().values(), rounds,
+        () -> ApiWorkload.measure(servers.conf, n * Math.max(1, mib / 4), n));
   }
 
   /** Removes every namespace of this workload (their veth pairs go with them). */
