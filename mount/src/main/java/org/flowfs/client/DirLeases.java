@@ -138,6 +138,12 @@ final class DirLeases implements AutoCloseable {
      * batch may have been made).
      */
     void unlinkAgain(Handle dir, String name, boolean directory);
+
+    /** The object {@code name} in {@code dir} is, as this client knows (cached); null when not known. */
+    Handle known(Handle dir, String name);
+
+    /** Whether this client knows that {@code dir} holds no {@code name} (its names are known and trusted). */
+    boolean free(Handle dir, String name);
   }
 
   /** A name unlinked (or an empty directory removed) under a lease whose batch was not answered yet. */
@@ -1089,19 +1095,39 @@ final class DirLeases implements AutoCloseable {
 
   /**
    * Readies the leases for {@code op}, a request about to go to the metadata server: ends the
-   * leases on directories it names (a rename or an rmdir: every lease, as its target may be
-   * one), and sends and waits for the batch of any file it names that is not answered yet.
+   * leases on directories it names, and sends and waits for the batch of any file it names that
+   * is not answered yet. A rename or an rmdir names its objects by name, and one may be a
+   * directory leased here (which the server would hold the request back for, until the lease
+   * ended): the objects this client knows by their names are settled too, and when it does not
+   * know what a name is (nor that it is free), every lease ends.
    */
   void settle(MetaOp op) {
     if (idle()) {
       return;
     }
-    if (op instanceof RenameReq || op instanceof RemoveReq q && q.directory()) {
+    boolean known = true;
+    if (op instanceof RenameReq q) {
+      known = settleNamed(q.srcParent(), q.srcName()) & settleNamed(q.dstParent(), q.dstName());
+    } else if (op instanceof RemoveReq q && q.directory()) {
+      known = settleNamed(q.parent(), q.name());
+    }
+    if (!known) {
+      counters.increment("lease.settled-all");
       endAll();
     }
     for (Handle h : op.named()) {
       settle(h);
     }
+  }
+
+  /** Settles the object {@code name} in {@code dir} as this client knows it; false when it does not know what the name is. */
+  private boolean settleNamed(Handle dir, String name) {
+    Handle h = host.known(dir, name);
+    if (h == null) {
+      return host.free(dir, name);
+    }
+    settle(h);
+    return true;
   }
 
   /**
@@ -1202,7 +1228,7 @@ final class DirLeases implements AutoCloseable {
     await(l.over, timeout);
   }
 
-  /** Sends every file made here and ends every lease (a rename, an rmdir, a sync of everything, unmount). */
+  /** Sends every file made here and ends every lease (a rename or rmdir of a name not known here, a sync of everything, unmount). */
   void endAll() {
     for (CompletableFuture<Void> a : List.copyOf(asked.values())) {
       try {

@@ -166,6 +166,16 @@ public final class FileSystemClient implements AutoCloseable {
   /** What {@link DirLeases} does with the metadata server and this client's caches. */
   private final class LeaseHost implements DirLeases.Host {
     @Override
+    public Handle known(Handle dir, String name) {
+      return names.get(dir, name);
+    }
+
+    @Override
+    public boolean free(Handle dir, String name) {
+      return contents.absent(dir, name) || names.free(dir, name);
+    }
+
+    @Override
     public <R extends Message> CompletableFuture<R> send(Req<R> req) {
       return peers.meta().call(req);
     }
@@ -505,7 +515,15 @@ public final class FileSystemClient implements AutoCloseable {
       throw new FsException(Errno.ENOENT, name);
     }
     counters.increment("meta.lookup");
-    Attr a = meta(new LookupReq(dir, name)).attr();
+    Attr a;
+    try {
+      a = meta(new LookupReq(dir, name)).attr();
+    } catch (FsException e) {
+      if (e.errno() == Errno.ENOENT) {
+        names.putFree(dir, name); // (for a rename to it: what is there is known, nothing)
+      }
+      throw e;
+    }
     names.put(dir, name, a.handle());
     putListed(a);
     if (statAhead.foundOnServer(dir)) {
@@ -1130,10 +1148,12 @@ public final class FileSystemClient implements AutoCloseable {
     Handle pa = resolve(a.parent());
     Handle pb = resolve(b.parent());
     counters.increment("meta.rename");
+    RenameReq q = new RenameReq(pa, a.name(), pb, b.name(), flags, verifier());
+    leases.settle(q); // while the names known here still tell what its names are
     contents.forget(pa);
     contents.forget(pb);
     try {
-      RenameResp r = meta(new RenameReq(pa, a.name(), pb, b.name(), flags, verifier()));
+      RenameResp r = metaSettled(q);
       attrs.invalidate(r.moved());
       if (r.replaced() != null) {
         attrs.invalidate(r.replaced());

@@ -36,7 +36,9 @@ import org.flowfs.common.wire.MetaOp.DirLeaseReq;
 import org.flowfs.common.wire.MetaOp.DirLeaseResp;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.LookupReq;
+import org.flowfs.common.wire.MetaOp.RemoveReq;
 import org.flowfs.common.wire.MetaOp.RemoveResult;
+import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.Reserved;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.common.wire.Req;
@@ -204,6 +206,20 @@ class DirLeasesTest {
       records.add(record);
     }
 
+    /** The names this client knows the objects of ("dir/name"), and those it knows are free. */
+    final java.util.Map<String, Handle> names = new java.util.concurrent.ConcurrentHashMap<>();
+    final java.util.Set<String> free = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    @Override
+    public Handle known(Handle dir, String name) {
+      return names.get(dir + "/" + name);
+    }
+
+    @Override
+    public boolean free(Handle dir, String name) {
+      return free.contains(dir + "/" + name);
+    }
+
     final List<String> recreated = new ArrayList<>();
     /** The layouts the files made again brought (null for a directory). */
     final List<Layout> reclaimedLayouts = new ArrayList<>();
@@ -330,13 +346,73 @@ class DirLeasesTest {
   }
 
   private Handle leasedSub() throws InterruptedException {
-    Handle sub = Handle.of(Handle.META_SERVER, 200);
-    leases.want(sub);
-    for (int i = 0; i < 500 && !leases.holds(sub); i++) {
+    return leased(Handle.of(Handle.META_SERVER, 200));
+  }
+
+  private Handle leased(Handle dir) throws InterruptedException {
+    leases.want(dir);
+    for (int i = 0; i < 500 && !leases.holds(dir); i++) {
       Thread.sleep(2);
     }
-    assertTrue(leases.holds(sub));
-    return sub;
+    assertTrue(leases.holds(dir));
+    return dir;
+  }
+
+  @Test
+  void anRmdirOfADirectoryKnownHere_endsTheLeasesOnItAndItsParent_notOthers() throws Exception {
+    granted();
+    Handle sub = leasedSub();
+    Handle other = leased(Handle.of(Handle.META_SERVER, 300));
+    server.names.put(DIR + "/sub", sub);
+    leases.settle(new RemoveReq(DIR, "sub", true));
+    assertFalse(leases.holds(sub), "the directory's lease ended: its creates first, then the rmdir");
+    assertFalse(leases.holds(DIR), "the parent's lease ended, as for any request naming it");
+    assertTrue(leases.holds(other), "a lease elsewhere goes on");
+    assertEquals(0, counters.get("lease.settled-all"));
+  }
+
+  @Test
+  void anRmdirOfANameNotKnownHere_endsEveryLease() throws Exception {
+    granted();
+    Handle other = leased(Handle.of(Handle.META_SERVER, 300));
+    leases.settle(new RemoveReq(DIR, "sub", true)); // it may be a directory leased here
+    assertFalse(leases.holds(DIR));
+    assertFalse(leases.holds(other), "the name may be this lease's directory: ended");
+    assertEquals(1, counters.get("lease.settled-all"));
+  }
+
+  @Test
+  void aRenameOfAFileKnownHere_toAFreeName_endsTheLeasesOnBothParents_only() throws Exception {
+    granted();
+    Handle to = leasedSub();
+    Handle other = leased(Handle.of(Handle.META_SERVER, 300));
+    Attr f = make("f"); // made here, not sent yet: the rename waits for its batch
+    server.names.put(DIR + "/f", f.handle());
+    server.free.add(to + "/g");
+    leases.settle(new RenameReq(DIR, "f", to, "g", 0, 1));
+    assertEquals(List.of("f"), server.created, "the file's create was answered first");
+    assertFalse(leases.holds(DIR));
+    assertFalse(leases.holds(to));
+    assertTrue(leases.holds(other), "a lease elsewhere goes on");
+    assertEquals(0, counters.get("lease.settled-all"));
+  }
+
+  @Test
+  void aRenameOverADirectoryLeasedHere_endsItsLease_andOneToANameNotKnown_endsEveryLease() throws Exception {
+    granted();
+    Handle sub = leasedSub();
+    Handle moved = Handle.of(Handle.META_SERVER, 400);
+    Handle other = leased(Handle.of(Handle.META_SERVER, 300));
+    server.names.put(DIR + "/d", moved);
+    server.names.put(DIR + "/sub", sub);
+    leases.settle(new RenameReq(DIR, "d", DIR, "sub", 0, 1));
+    assertFalse(leases.holds(sub), "the directory it replaces was leased here: its creates go first");
+    assertTrue(leases.holds(other));
+    Handle third = leased(Handle.of(Handle.META_SERVER, 500));
+    leases.settle(new RenameReq(DIR, "d", DIR, "unknown", 0, 2));
+    assertFalse(leases.holds(other), "what the name is, is not known: every lease ended");
+    assertFalse(leases.holds(third));
+    assertEquals(1, counters.get("lease.settled-all"));
   }
 
   @Test
