@@ -29,7 +29,7 @@ public record ClientConfig(
         s.duration("client.entry-timeout", Duration.ofSeconds(1), Duration.ZERO, Duration.ofHours(1)),
         s.integer("client.cache-entries", 200_000, 0, 100_000_000),
         s.size("client.write-behind", 8L << 20, 0, 1L << 30),
-        s.size("client.read-ahead", 4L << 20, 0, 1L << 30),
+        s.size("client.read-ahead", 8L << 20, 0, 1L << 30),
         (int) around,
         s.integer("client.dir-lease-files", 32, 0, org.flowfs.common.wire.MetaOp.MAX_LEASE_FILES));
   }
