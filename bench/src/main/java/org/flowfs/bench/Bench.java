@@ -137,13 +137,13 @@ public final class Bench implements Callable<Integer> {
             }
             case "api" -> {
               Path conf = ((Targets.FlowFsTarget) targets.get(0)).conf;
+              JitActivity.Round api = () -> ApiWorkload.run(conf, sizes.apiMib(), r -> sink.add("flowfs", r));
               if (rep < 0) {
                 // the client runs in this JVM, a few seconds per repetition: warm it as the servers
                 // and the mount are warm (after one round its compilers took 30-50% of this JVM's CPU)
-                JitActivity.untilQuiet("api", () -> List.of(ProcessHandle.current().pid()), JitActivity.MAX_ROUNDS,
-                    () -> ApiWorkload.run(conf, sizes.apiMib(), r -> sink.add("flowfs", r)));
+                JitActivity.untilQuiet("api", () -> List.of(ProcessHandle.current().pid()), JitActivity.MAX_ROUNDS, api);
               } else {
-                ApiWorkload.run(conf, sizes.apiMib(), r -> sink.add("flowfs", r));
+                api.run();
               }
               log(rep, group, "flowfs", t0);
               continue;

@@ -142,7 +142,7 @@ final class DirLeases implements AutoCloseable {
     /** The object {@code name} in {@code dir} is, as this client knows (cached); null when not known. */
     Handle known(Handle dir, String name);
 
-    /** Whether this client knows that {@code dir} holds no {@code name} (its names are known and trusted). */
+    /** Whether this client knows that {@code dir} holds no {@code name} (its names are trusted, or a lookup found it free lately). */
     boolean free(Handle dir, String name);
   }
 
@@ -1107,7 +1107,7 @@ final class DirLeases implements AutoCloseable {
     }
     boolean known = true;
     if (op instanceof RenameReq q) {
-      known = settleNamed(q.srcParent(), q.srcName()) & settleNamed(q.dstParent(), q.dstName());
+      known = settleNamed(q.srcParent(), q.srcName()) & settleNamed(q.dstParent(), q.dstName()); // (both settled)
     } else if (op instanceof RemoveReq q && q.directory()) {
       known = settleNamed(q.parent(), q.name());
     }
