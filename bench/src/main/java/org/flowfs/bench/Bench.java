@@ -142,7 +142,7 @@ public final class Bench implements Callable<Integer> {
               if (rep < 0) {
                 // the client runs in this JVM, a few seconds per repetition: warm it as the servers
                 // and the mount are warm (after one round its compilers took 30-50% of this JVM's CPU)
-                JitActivity.untilQuiet("api", () -> List.of(ProcessHandle.current().pid()), JitActivity.MAX_ROUNDS, api);
+                JitActivity.untilQuiet("api", () -> List.of(ProcessHandle.current().pid()), warmRounds(), api);
               } else {
                 api.run();
               }
@@ -155,8 +155,7 @@ public final class Bench implements Callable<Integer> {
               continue;
             }
             case "scale" -> {
-              int rounds = smoke ? 1 : JitActivity.MAX_ROUNDS;
-              scale.run(work, sizes.scaleServers(), sizes.scaleMib(), rounds, flowfsConfig, mem, r -> report.add("flowfs", r));
+              scale.run(work, sizes.scaleServers(), sizes.scaleMib(), warmRounds(), flowfsConfig, mem, r -> report.add("flowfs", r));
               log(rep, group, "flowfs", t0);
               continue;
             }
@@ -176,7 +175,7 @@ public final class Bench implements Callable<Integer> {
               // a JVM (FlowFS's six, nullfuse) compiles the hot paths of each workload over its first
               // rounds of it: a fresh FlowFS's cold 1 GiB read went 2.4, 2.2, 1.6, 1.1 s over its
               // first four rounds and 0.7-0.9 s from the seventh, when its compilers fell quiet
-              JitActivity.untilQuiet(t.name() + " " + group, () -> t.pids().values(), JitActivity.MAX_ROUNDS, round);
+              JitActivity.untilQuiet(t.name() + " " + group, () -> t.pids().values(), warmRounds(), round);
             } else {
               round.run();
             }
@@ -201,6 +200,11 @@ public final class Bench implements Callable<Integer> {
       }
     }
     return report;
+  }
+
+  /** Warm-up rounds at most until the JIT compilers are quiet: one in a smoke run (it checks the suite runs, not figures). */
+  private int warmRounds() {
+    return smoke ? 1 : JitActivity.MAX_ROUNDS;
   }
 
   private static <T extends AutoCloseable> T opened(List<AutoCloseable> opened, T t) {

@@ -22,6 +22,7 @@ class BenchSmokeTest {
   void smokeRun_producesEveryFigure(@TempDir Path tmp) throws Exception {
     Bench b = new Bench();
     b.work = Path.of("/var/tmp/flowfs-bench-smoke");
+    b.smoke = true; // one warm-up round per group: figures are not what this checks
     Workloads.Sizes tiny = new Workloads.Sizes(8, 2, 4, 1, 50, 50, "/usr/include/linux/netfilter", 8, 8, List.of(1, 2), 10);
     List<String> groups = new java.util.ArrayList<>(Workloads.GROUPS);
     groups.addAll(List.of("api", "protocols", "scale", "soak"));
