@@ -229,6 +229,8 @@ final class DirLeases implements AutoCloseable {
     boolean ending;
     boolean lingering;
     long lastCreateNanos = System.nanoTime();
+    /** Files and directories made under this lease. */
+    int made;
     /** Changes of the directory's own mode, owner and times made here, for the batch that empties {@link #waiting}. */
     DeferredAttrs dirAttrs;
     /** Names unlinked here and not sent yet, in order. */
@@ -268,6 +270,18 @@ final class DirLeases implements AutoCloseable {
   private final Map<Handle, Long> noListing = new ConcurrentHashMap<>();
   /** How long a directory is not asked for a lease with its names after a refusal or a recall. */
   static final long NO_LISTING_NANOS = 30_000_000_000L;
+  /**
+   * Directories not asked for a lease before when: a rename there ended a lease under which at
+   * most {@link #RENAMED_AFTER} objects were made. A job that writes each file under a temporary
+   * name and renames it (rsync, an editor's save, a package manager) ends the directory's lease at
+   * every rename, and a lease taken again for the next file costs a grant and a batch more than
+   * the create it saves.
+   */
+  private final Map<Handle, Long> renaming = new ConcurrentHashMap<>();
+  /** How long a directory renamed in that way is not asked for a lease. */
+  static final long RENAMING_NANOS = 1_000_000_000;
+  /** The most objects a lease a rename ends may have seen made for its directory to be held off. */
+  static final int RENAMED_AFTER = 2;
   /** Creates of their own in a directory whose names are not known here, within a while, before a lease with its names is asked for. */
   static final int LISTING_AFTER = 8;
   /** Those creates per directory, for about two seconds from the first. */
@@ -365,6 +379,10 @@ final class DirLeases implements AutoCloseable {
 
   private void ask(Handle dir, boolean withNames) {
     if (files == 0 || byDir.containsKey(dir) || standing(refused, dir)) {
+      return;
+    }
+    if (standing(renaming, dir)) {
+      counters.increment("lease.held-off");
       return;
     }
     CompletableFuture<Void> mine = new CompletableFuture<>();
@@ -518,6 +536,7 @@ final class DirLeases implements AutoCloseable {
     l.waiting.add(p);
     byFile.put(p.handle, p);
     l.lastCreateNanos = p.madeNanos;
+    l.made++;
     counters.increment(dir ? "lease.mkdirs" : "lease.creates");
     if (dir) {
       closeLocked(l, p, null, 0, null);
@@ -1107,6 +1126,8 @@ final class DirLeases implements AutoCloseable {
     }
     boolean known = true;
     if (op instanceof RenameReq q) {
+      renamingIn(q.srcParent());
+      renamingIn(q.dstParent());
       known = settleNamed(q.srcParent(), q.srcName()) & settleNamed(q.dstParent(), q.dstName()); // (both settled)
     } else if (op instanceof RemoveReq q && q.directory()) {
       known = settleNamed(q.parent(), q.name());
@@ -1118,6 +1139,20 @@ final class DirLeases implements AutoCloseable {
     for (Handle h : op.named()) {
       settle(h);
     }
+  }
+
+  /** A rename in {@code dir} is about to end its lease: one that made little holds further leases there off a while. */
+  private void renamingIn(Handle dir) {
+    Lease l = byDir.get(dir);
+    if (l == null) {
+      return;
+    }
+    synchronized (l) {
+      if (l.made > RENAMED_AFTER) {
+        return;
+      }
+    }
+    mark(renaming, dir, RENAMING_NANOS);
   }
 
   /** Settles the object {@code name} in {@code dir} as this client knows it; false when it does not know what the name is. */

@@ -827,6 +827,38 @@ class DirLeasesTest {
   }
 
   @Test
+  void aRenameEndingALeaseThatMadeOneFile_holdsFurtherLeasesOffThereForASecond() throws Exception {
+    granted();
+    Attr f = make(".f.tmp"); // written under a temporary name, then renamed: rsync, an editor's save
+    server.names.put(DIR + "/.f.tmp", f.handle());
+    server.free.add(DIR + "/f");
+    leases.settle(new RenameReq(DIR, ".f.tmp", DIR, "f", 0, 1));
+    assertFalse(leases.holds(DIR));
+    int asks = server.asks;
+    for (int i = 0; i < 5; i++) {
+      leases.want(DIR);
+      assertNull(make("g" + i), "held off: a create of its own");
+    }
+    assertEquals(asks, server.asks, "not asked while the hold-off stands");
+    assertEquals(5, counters.get("lease.held-off"));
+  }
+
+  @Test
+  void aRenameEndingALeaseThatMadeMore_doesNotHoldLeasesOff() throws Exception {
+    granted();
+    for (int i = 0; i < DirLeases.RENAMED_AFTER + 1; i++) {
+      make("f" + i);
+    }
+    Attr f = make("last");
+    server.names.put(DIR + "/last", f.handle());
+    server.free.add(DIR + "/renamed");
+    leases.settle(new RenameReq(DIR, "last", DIR, "renamed", 0, 1));
+    assertFalse(leases.holds(DIR));
+    granted(); // asked again at once: an untar with a rename in it keeps its leases
+    assertEquals(0, counters.get("lease.held-off"));
+  }
+
+  @Test
   void aRefusal_standsForASecond_createsAreCallsOfTheirOwnMeanwhile() throws Exception {
     server.refuse = true;
     leases.want(DIR);
