@@ -3,6 +3,7 @@ package org.flowfs.bench;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -117,7 +118,7 @@ final class ApiWorkload {
 
   /** Runs accesses 0..n-1 with at most {@code depth} in flight, each in its own buffer. */
   private static void pipeline(int n, int depth, Access access) {
-    List<CompletableFuture<Long>> slots = new java.util.ArrayList<>();
+    List<CompletableFuture<Long>> slots = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       int slot = i % depth;
       if (slots.size() > slot) {
