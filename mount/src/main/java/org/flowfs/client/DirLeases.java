@@ -273,7 +273,7 @@ final class DirLeases implements AutoCloseable {
   /**
    * Directories not asked for a lease before when: a rename there ended a lease under which at
    * most {@link #RENAMED_AFTER} objects were made. A job that writes each file under a temporary
-   * name and renames it (rsync, an editor's save, a package manager) ends the directory's lease at
+   * name and renames it (an editor's save, a build's {@code tmp && mv}) ends the directory's lease at
    * every rename, and a lease taken again for the next file costs a grant and a batch more than
    * the create it saves.
    */
@@ -1127,7 +1127,9 @@ final class DirLeases implements AutoCloseable {
     boolean known = true;
     if (op instanceof RenameReq q) {
       renamingIn(q.srcParent());
-      renamingIn(q.dstParent());
+      if (!q.dstParent().equals(q.srcParent())) {
+        renamingIn(q.dstParent());
+      }
       known = settleNamed(q.srcParent(), q.srcName()) & settleNamed(q.dstParent(), q.dstName()); // (both settled)
     } else if (op instanceof RemoveReq q && q.directory()) {
       known = settleNamed(q.parent(), q.name());

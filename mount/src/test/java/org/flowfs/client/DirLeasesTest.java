@@ -829,7 +829,7 @@ class DirLeasesTest {
   @Test
   void aRenameEndingALeaseThatMadeOneFile_holdsFurtherLeasesOffThereForASecond() throws Exception {
     granted();
-    Attr f = make(".f.tmp"); // written under a temporary name, then renamed: rsync, an editor's save
+    Attr f = make(".f.tmp"); // written under a temporary name, then renamed: an editor's save
     server.names.put(DIR + "/.f.tmp", f.handle());
     server.free.add(DIR + "/f");
     leases.settle(new RenameReq(DIR, ".f.tmp", DIR, "f", 0, 1));
