@@ -27,6 +27,11 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
     this.registry = registry;
     this.maxFrame = maxFrame;
     this.limit = maxFrame;
+    // a frame that spans reads is kept as the buffers the reads filled, not merged into one: Netty's
+    // default merging copies every byte that arrives while part of a frame waits, which for a flow
+    // (frames of a quarter MiB and more, and their payloads still held when the next read comes)
+    // is nearly every byte once more
+    setCumulator(COMPOSITE_CUMULATOR);
   }
 
   /**

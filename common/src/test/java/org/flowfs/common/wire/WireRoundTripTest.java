@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import net.jqwik.api.AfterFailureMode;
+import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.ShrinkingMode;
@@ -84,6 +85,58 @@ class WireRoundTripTest {
     }
     for (ByteBuf p : sentPayloads) {
       assertEquals(0, p.refCnt(), "the encoder consumes the sender's payload");
+    }
+  }
+
+  /**
+   * A bulk frame that arrives over several reads, after another frame, is not copied on the way:
+   * its payload is a view of the buffers the reads filled (a write into one shows in the payload).
+   * Without that every byte of a flow would be copied once more in user space on arrival.
+   */
+  @Example
+  void decode_payloadAcrossReads_isNotCopied() {
+    EmbeddedChannel out = new EmbeddedChannel(new FrameEncoder(REG));
+    EmbeddedChannel in = new EmbeddedChannel(new FrameDecoder(REG, MAX_FRAME));
+    ByteBuf second = null;
+    try {
+      int size = 256 * 1024;
+      ByteBuf data = out.alloc().directBuffer(size);
+      for (int i = 0; i < size; i++) {
+        data.writeByte(i * 31);
+      }
+      assertTrue(out.writeOutbound(Envelope.oneway(1, new CommonOp.PingReq(5))));
+      assertTrue(out.writeOutbound(Envelope.oneway(2, new IoOp.FlowData(data))));
+      CompositeByteBuf wire = out.alloc().compositeBuffer(Integer.MAX_VALUE);
+      for (ByteBuf b; (b = out.readOutbound()) != null; ) {
+        wire.addComponent(true, b);
+      }
+      // read 1: the ping and the start of the bulk frame; read 2: the rest of it
+      int cut = wire.readableBytes() - size / 2;
+      ByteBuf first = in.alloc().directBuffer(cut).writeBytes(wire, 0, cut);
+      second = in.alloc().directBuffer(wire.readableBytes() - cut).writeBytes(wire, cut, wire.readableBytes() - cut);
+      wire.release();
+      in.writeInbound(first);
+      in.writeInbound(second.retain());
+      Envelope ping = in.readInbound();
+      ping.release();
+      Envelope got = in.readInbound();
+      try {
+        ByteBuf payload = ((IoOp.FlowData) got.message()).payload();
+        assertEquals(size, payload.readableBytes());
+        int last = payload.readerIndex() + size - 1;
+        assertEquals((byte) ((size - 1) * 31), payload.getByte(last));
+        second.setByte(second.writerIndex() - 1, 77);
+        assertEquals(77, payload.getByte(last), "the payload is a view of what the read filled, not a copy");
+      } finally {
+        got.release();
+      }
+      assertNull(in.readInbound());
+    } finally {
+      if (second != null) {
+        second.release();
+      }
+      out.finishAndReleaseAll();
+      in.finishAndReleaseAll();
     }
   }
 
