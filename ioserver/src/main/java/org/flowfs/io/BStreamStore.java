@@ -30,6 +30,15 @@ public interface BStreamStore extends AutoCloseable {
    */
   void write(Handle h, org.flowfs.common.flow.Pieces pieces, ByteBuf src);
 
+  /**
+   * The bytes of {@code pieces}, in order, as parts to send without a copy through user space:
+   * regions of the datafile (sent with {@code sendfile}) and zeros where it has no bytes; null
+   * when this store cannot. Opens the datafile if needed but reads nothing. The caller owns the parts.
+   */
+  default List<io.netty.util.ReferenceCounted> regions(Handle h, org.flowfs.common.flow.Pieces pieces) {
+    return null;
+  }
+
   /** Sets the datafile's size, creating it if needed. */
   void truncate(Handle h, long size);
 

@@ -4,6 +4,9 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.DefaultFileRegion;
+import io.netty.util.ReferenceCounted;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
@@ -23,6 +26,7 @@ import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.NamedThreads;
 import org.flowfs.common.StorageSpace;
+import org.flowfs.common.flow.Pieces;
 
 /**
  * Datafiles as local files: {@code <dir>/data/<bb>/<handle in hex>}, {@code bb} the low byte of
@@ -263,6 +267,86 @@ final class FileBStreamStore implements BStreamStore {
       }
     } catch (IOException e) {
       throw failure("read", h, e);
+    }
+  }
+
+  @Override
+  public List<ReferenceCounted> regions(Handle h, Pieces pieces) {
+    List<ReferenceCounted> parts = new ArrayList<>(pieces.count());
+    try {
+      Chan c = acquire(h, false);
+      try {
+        long size = c == null ? 0 : c.channel.size();
+        long runStart = -1;
+        long runEnd = -1;
+        int zeros = 0;
+        for (int i = 0; i < pieces.count(); i++) {
+          long off = pieces.offset(i);
+          int len = pieces.length(i);
+          int have = (int) Math.max(0, Math.min(len, size - off));
+          if (have > 0) {
+            zeros = addZeros(parts, zeros);
+            if (off == runEnd) {
+              runEnd += have; // continues the region before: one sendfile for both
+            } else {
+              addRegion(parts, c, runStart, runEnd);
+              runStart = off;
+              runEnd = off + have;
+            }
+          }
+          if (have < len) {
+            addRegion(parts, c, runStart, runEnd);
+            runStart = runEnd = -1;
+            zeros += len - have; // past the datafile's end: zeros, as a read gives
+          }
+        }
+        addRegion(parts, c, runStart, runEnd);
+        addZeros(parts, zeros);
+        return parts;
+      } finally {
+        if (c != null) {
+          c.release();
+        }
+      }
+    } catch (IOException e) {
+      parts.forEach(ReferenceCounted::release);
+      throw failure("read", h, e);
+    } catch (RuntimeException e) {
+      parts.forEach(ReferenceCounted::release);
+      throw e;
+    }
+  }
+
+  private static int addZeros(List<ReferenceCounted> parts, int n) {
+    if (n > 0) {
+      parts.add(PooledByteBufAllocator.DEFAULT.directBuffer(n).writeZero(n));
+    }
+    return 0;
+  }
+
+  private static void addRegion(List<ReferenceCounted> parts, Chan c, long start, long end) {
+    if (end > start && c.retain()) {
+      parts.add(new ChanRegion(c, start, end - start));
+    } else if (end > start) {
+      throw new FsException(Errno.EIO, "datafile closed while a read was set up");
+    }
+  }
+
+  /**
+   * A region of a datafile for {@code sendfile}; holds a reference to the cached channel until it
+   * was sent (Netty's region would close the channel, which other reads share).
+   */
+  private static final class ChanRegion extends DefaultFileRegion {
+    private final Chan chan;
+
+    ChanRegion(Chan chan, long position, long count) {
+      super(chan.channel, position, count);
+      this.chan = chan;
+    }
+
+    @Override
+    protected void deallocate() {
+      chan.release();
     }
   }
 

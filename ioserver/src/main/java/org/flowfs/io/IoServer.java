@@ -103,7 +103,7 @@ public final class IoServer implements AutoCloseable {
     }
     this.pool = NamedThreads.pool("io-store-" + id, config.io().threads());
     this.maxRead = (int) Math.min(Integer.MAX_VALUE, config.rpc().maxFrame() - Frames.HEADER - 64);
-    this.flowStorage = new StoreFlowStorage(store, pool, counters);
+    this.flowStorage = new StoreFlowStorage(store, pool, counters, config.io().sendfile());
     this.eager = new EagerWrites(config.rpc().timeout());
     FlowConfig fc = config.flow();
     List<FlowProtocol> protocols = new ArrayList<>(List.of(

@@ -1,6 +1,8 @@
 package org.flowfs.io;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCounted;
+import java.util.List;
 import java.util.concurrent.Executor;
 import org.flowfs.common.Counters;
 import org.flowfs.common.Handle;
@@ -12,11 +14,14 @@ final class StoreFlowStorage implements FlowStorage {
   private final BStreamStore store;
   private final Executor pool;
   private final Counters counters;
+  private final boolean sendfile;
 
-  StoreFlowStorage(BStreamStore store, Executor pool, Counters counters) {
+  /** With {@code sendfile}, flows that read send from the page cache ({@link #regions}). */
+  StoreFlowStorage(BStreamStore store, Executor pool, Counters counters, boolean sendfile) {
     this.store = store;
     this.pool = pool;
     this.counters = counters;
+    this.sendfile = sendfile;
   }
 
   @Override
@@ -29,6 +34,16 @@ final class StoreFlowStorage implements FlowStorage {
     int n = store.read(h, offset, length, dst);
     counters.add("bytes.read", n);
     return n;
+  }
+
+  @Override
+  public List<ReferenceCounted> regions(Handle h, Pieces pieces) {
+    List<ReferenceCounted> parts = sendfile ? store.regions(h, pieces) : null;
+    if (parts != null) {
+      counters.add("bytes.read", pieces.bytes());
+      counters.add("bytes.sendfile", pieces.bytes());
+    }
+    return parts;
   }
 
   @Override

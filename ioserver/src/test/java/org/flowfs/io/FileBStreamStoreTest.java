@@ -4,7 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.FileRegion;
+import io.netty.util.ReferenceCounted;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.channels.Channels;
+import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.flowfs.common.Handle;
+import org.flowfs.common.flow.Pieces;
 import org.junit.jupiter.api.Test;
 
 /** The contract against {@link FileBStreamStore}, and what is particular to keeping one file per handle. */
@@ -27,6 +35,73 @@ class FileBStreamStoreTest extends BStreamStoreContract {
   @Override
   protected BStreamStore open(Path dir, int server) throws IOException {
     return new FileBStreamStore(dir, server, MAX_OPEN, FileBStreamStore.POOL_MAX, 0); // the pool as removes fill it
+  }
+
+  /**
+   * A flow's pieces as parts to send from the page cache: the datafile's bytes as file regions
+   * (pieces that follow each other in it as one), zeros past its end and for a datafile never
+   * written; sent, they are the bytes {@link BStreamStore#read} gives. Releasing them leaves the
+   * shared channel open.
+   */
+  @Test
+  void regions_areTheDatafilesBytesAndZerosPastItsEnd() throws IOException {
+    Handle a = h(7);
+    byte[] data = bytes(3, 100_000);
+    write(a, 0, data);
+    Pieces p = new Pieces(4);
+    p.add(8_000, 20_000);
+    p.add(50_000, 30_000);
+    p.add(90_000, 20_000); // 10,000 bytes in the datafile, 10,000 past its end
+    p.add(200_000, 4_096); // all past the end
+    List<ReferenceCounted> parts = store.regions(a, p);
+    try {
+      assertEquals(List.of("region 8000+20000", "region 50000+30000", "region 90000+10000", "zeros 14096"),
+          parts.stream().map(FileBStreamStoreTest::describe).toList(), "neighbouring zeros are one buffer");
+      byte[] expect = new byte[(int) p.bytes()];
+      System.arraycopy(data, 8_000, expect, 0, 20_000);
+      System.arraycopy(data, 50_000, expect, 20_000, 30_000);
+      System.arraycopy(data, 90_000, expect, 50_000, 10_000);
+      assertArrayEquals(expect, sent(parts));
+    } finally {
+      parts.forEach(ReferenceCounted::release);
+    }
+    assertArrayEquals(slice(data, 0, 100), read(a, 0, 100), "the cached channel is still open");
+    Pieces q = new Pieces(1);
+    q.add(0, 5_000);
+    List<ReferenceCounted> none = store.regions(h(8), q);
+    try {
+      assertEquals(List.of("zeros 5000"), none.stream().map(FileBStreamStoreTest::describe).toList());
+    } finally {
+      none.forEach(ReferenceCounted::release);
+    }
+  }
+
+  private static String describe(ReferenceCounted part) {
+    if (part instanceof FileRegion r) {
+      return "region " + r.position() + "+" + r.count();
+    }
+    return "zeros " + ((ByteBuf) part).readableBytes();
+  }
+
+  /** The bytes {@code parts} put on a connection, in order. */
+  private static byte[] sent(List<ReferenceCounted> parts) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    WritableByteChannel ch = Channels.newChannel(out);
+    for (ReferenceCounted part : parts) {
+      if (part instanceof FileRegion r) {
+        for (long at = 0; at < r.count(); ) {
+          at += r.transferTo(ch, at);
+        }
+      } else {
+        ByteBuf b = (ByteBuf) part;
+        assertTrue(ByteBufUtil.getBytes(b).length == b.readableBytes());
+        for (byte x : ByteBufUtil.getBytes(b)) {
+          assertEquals(0, x, "a hole reads as zeros");
+        }
+        out.write(ByteBufUtil.getBytes(b));
+      }
+    }
+    return out.toByteArray();
   }
 
   @Test

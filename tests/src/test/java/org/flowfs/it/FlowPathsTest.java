@@ -98,9 +98,12 @@ class FlowPathsTest {
     assertEquals(4, w.get("flow")[0]);
     assertEquals(4, w.get("flow")[1]);
     assertEquals(1048576, servers("path.flow.bytes") - bytesBefore);
+    long sentBefore = servers("bytes.sendfile");
     Map<String, long[]> r = delta("echo 3 > /proc/sys/vm/drop_caches; cmp flow.bin /tmp/flowfs-1m");
     only(r, "flow");
     assertEquals(4, r.get("flow")[0]);
+    // the servers sent every byte from the page cache (io.sendfile), none through a buffer
+    assertEquals(1048576, servers("bytes.sendfile") - sentBefore);
   }
 
   @Test

@@ -8,10 +8,13 @@ package org.flowfs.common.config;
  * @param writeback bytes written to a datafile after which the I/O server starts putting them on
  *     disk in the background, so that a writer's fsync finds little left to write (0: only when
  *     asked, at fsync)
+ * @param sendfile whether flows that read send datafile bytes from the page cache to the socket
+ *     ({@code sendfile}) rather than reading them into a buffer on the storage pool first: no copy
+ *     through user space, but the network thread then waits for pages not yet in memory
  */
-public record IoConfig(int threads, int openFiles, long writeback) {
+public record IoConfig(int threads, int openFiles, long writeback, boolean sendfile) {
   static IoConfig from(ConfigSource s) {
     return new IoConfig(s.integer("io.threads", 4, 1, 256), s.integer("io.open-files", 1024, 16, 1 << 20),
-        s.size("io.writeback", 32L << 20, 0, 1L << 40));
+        s.size("io.writeback", 32L << 20, 0, 1L << 40), s.bool("io.sendfile", true));
   }
 }

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.util.ReferenceCounted;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +21,7 @@ import org.flowfs.common.request.RequestProcessor;
 import org.flowfs.common.request.RequestProcessor.Mode;
 import org.flowfs.common.request.Segments;
 import org.flowfs.common.wire.Envelope;
+import org.flowfs.common.wire.FileFlowData;
 import org.flowfs.common.wire.IoOp.FlowData;
 import org.flowfs.common.wire.IoOp.FlowDone;
 
@@ -161,7 +163,8 @@ public class BufferedFlowProtocol implements FlowProtocol {
     /** Pieces received and not yet stored or copied out: past 2 x buffers, the connection pauses. */
     final AtomicInteger backlog = new AtomicInteger();
     final ArrayDeque<ByteBuf> received = new ArrayDeque<>();
-    final TreeMap<Long, ByteBuf> loaded = new TreeMap<>();
+    /** Buffers read, or parts to send from the page cache, by their place in the flow's order. */
+    final TreeMap<Long, Object> loaded = new TreeMap<>();
     final long total;
     long streamPos;
     long produced;
@@ -259,6 +262,14 @@ public class BufferedFlowProtocol implements FlowProtocol {
       }
     }
     discard(e);
+  }
+
+  private static void releaseLoaded(Object loaded) {
+    if (loaded instanceof FileFlowData parts) {
+      parts.release();
+    } else {
+      ((ByteBuf) loaded).release();
+    }
   }
 
   private static void discard(Event e) {
@@ -541,11 +552,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
 
   private void load(Run r, StoreEndpoint s) {
     Channel ch = r.channel();
-    ByteBuf ready;
-    while ((ready = r.loaded.remove(r.nextSend)) != null) {
-      r.nextSend++;
-      send(r, ch, ready, ready.readableBytes());
-    }
+    sendLoaded(r, ch);
     while (r.inFlight < buffers && r.produced < r.total) {
       Pieces pieces = nextBuffer(r, Mode.SERVER);
       long n = pieces.bytes();
@@ -555,8 +562,14 @@ public class BufferedFlowProtocol implements FlowProtocol {
       r.produced += n;
       r.inFlight++;
       long seqNo = r.nextLoad++;
-      ByteBuf buf = alloc.directBuffer((int) n);
       Handle h = s.handle();
+      List<ReferenceCounted> parts = coarse(pieces) ? s.storage().regions(h, pieces) : null;
+      if (parts != null) {
+        // no read here: the connection sends these from the page cache, in turn with the others
+        r.loaded.put(seqNo, new FileFlowData(r.d.tag(), parts, n));
+        continue;
+      }
+      ByteBuf buf = alloc.directBuffer((int) n);
       s.storage().executor().execute(() -> {
         Throwable failure = null;
         try {
@@ -567,10 +580,46 @@ public class BufferedFlowProtocol implements FlowProtocol {
         post(r, new Loaded(seqNo, buf, failure));
       });
     }
+    sendLoaded(r, ch);
     if (r.finished == r.total && r.inFlight == 0 && r.loaded.isEmpty()) {
       ch.writeAndFlush(Envelope.oneway(r.d.tag(), new FlowDone(0, r.finished, 0)));
       end(r, Errno.OK, null);
     }
+  }
+
+  /** Sends the loaded buffers that are next in the flow's order. */
+  private void sendLoaded(Run r, Channel ch) {
+    Object ready;
+    while ((ready = r.loaded.remove(r.nextSend)) != null) {
+      r.nextSend++;
+      if (ready instanceof FileFlowData parts) {
+        sendParts(r, ch, parts);
+      } else {
+        ByteBuf b = (ByteBuf) ready;
+        send(r, ch, b, b.readableBytes());
+      }
+    }
+  }
+
+  /**
+   * Pieces few and large enough to send as file regions: below this average a {@code sendfile}
+   * per piece costs more than the copy it saves (and many small pieces are read as their covering
+   * range instead, {@link #readPieces}).
+   */
+  static final int REGION_MIN_AVERAGE = 32 * 1024;
+
+  private static boolean coarse(Pieces pieces) {
+    return pieces.bytes() >= (long) REGION_MIN_AVERAGE * pieces.count();
+  }
+
+  /** Sends a piece of the flow given as parts (consuming them); {@link Sent} follows. */
+  private void sendParts(Run r, Channel ch, FileFlowData parts) {
+    ch.writeAndFlush(parts).addListener(f -> {
+      if (!f.isSuccess()) {
+        parts.release(); // those the encoder never took
+      }
+      post(r, new Sent(parts.length(), f.cause()));
+    });
   }
 
   /** Pieces closer together than this (in the datafile) are read as one range and copied out. */
@@ -663,7 +712,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
     held.decrementAndGet();
     r.received.forEach(ByteBuf::release);
     r.received.clear();
-    r.loaded.values().forEach(ByteBuf::release);
+    r.loaded.values().forEach(BufferedFlowProtocol::releaseLoaded);
     r.loaded.clear();
     Channel ch = r.channel();
     if (!ch.config().isAutoRead()) {

@@ -1,6 +1,8 @@
 package org.flowfs.common.flow;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCounted;
+import java.util.List;
 import java.util.concurrent.Executor;
 import org.flowfs.common.Handle;
 
@@ -31,5 +33,17 @@ public interface FlowStorage {
       write(h, pieces.offset(i), src.slice(at, pieces.length(i)));
       at += pieces.length(i);
     }
+  }
+
+  /**
+   * The bytes of {@code pieces}, in order, as parts a connection sends without copying them
+   * through user space: regions of the datafile ({@link io.netty.channel.FileRegion}s, sent with
+   * {@code sendfile} from the page cache) and buffers of zeros where the datafile has no bytes;
+   * null when this storage cannot (then the flow reads with {@link #read} on the storage pool).
+   * Does no disk I/O itself and may be called on the flow service thread: the connection's
+   * {@code sendfile} reads the pages, on its event loop, as it sends them. The caller owns the parts.
+   */
+  default List<ReferenceCounted> regions(Handle h, Pieces pieces) {
+    return null;
   }
 }

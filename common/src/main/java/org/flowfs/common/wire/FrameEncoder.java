@@ -55,6 +55,10 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
 
   @Override
   public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+    if (msg instanceof FileFlowData d) {
+      writeParts(ctx, d, promise);
+      return;
+    }
     if (!(msg instanceof Envelope env)) {
       ctx.write(msg, promise);
       return;
@@ -71,6 +75,23 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
     } else {
       ctx.write(f.header(), ctx.voidPromise());
       ctx.write(f.payload(), promise);
+    }
+  }
+
+  /** The frame of a {@link IoOp.FlowData} whose payload is {@code d}'s parts, each written as it is. */
+  private void writeParts(ChannelHandlerContext ctx, FileFlowData d, ChannelPromise promise) {
+    ByteBuf header = ctx.alloc().ioBuffer(Frames.HEADER + 8);
+    header.writeInt(0);
+    header.writeByte(Frames.VERSION);
+    header.writeByte(Envelope.Kind.ONEWAY.ordinal());
+    header.writeShort(registry.idOf(IoOp.FlowData.class));
+    header.writeLong(d.tag());
+    header.writeInt((int) d.length()); // FlowData's one field: its payload's length
+    header.setInt(0, header.readableBytes() - Frames.LENGTH_FIELD + (int) d.length());
+    int last = d.parts().size() - 1;
+    ctx.write(header, last < 0 ? promise : ctx.voidPromise());
+    for (int i = 0; i <= last; i++) {
+      ctx.write(d.parts().get(i), i == last ? promise : ctx.voidPromise());
     }
   }
 }
