@@ -19,6 +19,7 @@ final class FileState {
   final Layout layout;
   private final WriteBehind writes;
   private final ReadAhead reads;
+  private final ByteBufAllocator alloc;
   private long size;
   private long mtimeNs;
   /** Written since the size and mtime were last recorded on the metadata server. */
@@ -71,6 +72,7 @@ final class FileState {
     this.mtimeNs = attr.mtimeNs();
     this.writes = new WriteBehind(path, layout, writeBehind, timeout, alloc, sender);
     this.reads = new ReadAhead(path, layout, readAhead, timeout, alloc);
+    this.alloc = alloc;
   }
 
   synchronized void opened(Attr fresh) {
@@ -183,6 +185,32 @@ final class FileState {
       block.release();
     }
     return n;
+  }
+
+  /**
+   * {@link #read(long, int, ByteBuf, PageSink)}, its bytes returned rather than copied: a
+   * sequential read gets views of the read-ahead windows that hold them, any other read a buffer
+   * of its own. The caller releases what it gets (it stays valid whatever happens to the file).
+   */
+  synchronized ByteBuf readViews(long offset, int length, PageSink sink) {
+    if (writes.isDirty()) {
+      writes.flush();
+    }
+    if (offset >= size) {
+      return io.netty.buffer.Unpooled.EMPTY_BUFFER;
+    }
+    int n = (int) Math.min(length, size - offset);
+    if (reads.streams(offset)) {
+      return reads.views(offset, n, size);
+    }
+    ByteBuf out = alloc.directBuffer(n);
+    try {
+      read(offset, n, out, sink);
+      return out;
+    } catch (RuntimeException e) {
+      out.release();
+      throw e;
+    }
   }
 
   private void offer(PageSink sink, ByteBuf block, long blockStart, long from, long to) {

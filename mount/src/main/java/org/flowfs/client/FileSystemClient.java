@@ -1370,6 +1370,18 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /**
+   * {@link #read(OpenFile, long, int, ByteBuf, PageSink)}, the bytes returned rather than copied
+   * into the caller's buffer: views of the read-ahead windows for a sequential read (see {@link
+   * FileState#readViews}). The caller releases the buffer.
+   */
+  public ByteBuf readViews(OpenFile f, long offset, int length, PageSink sink) {
+    counters.increment("read");
+    ByteBuf b = f.state().readViews(offset, length, sink);
+    counters.add("read.user-bytes", b.readableBytes());
+    return b;
+  }
+
+  /**
    * Writes {@code src}'s readable bytes at {@code offset}, or, for a file opened with {@link
    * #O_APPEND}, at its end (as Linux's {@code pwrite} does on such a file); {@code src} stays the
    * caller's.

@@ -2,6 +2,7 @@ package org.flowfs.client;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
@@ -50,12 +51,31 @@ final class ReadAhead {
 
   /** Reads {@code length} bytes at {@code offset} (within {@code size}) into {@code dst}. */
   void read(long offset, int length, long size, ByteBuf dst) {
-    boolean sequential = window > 0 && (offset == lastEnd || covered(offset)); // window 0: read-ahead off
-    lastEnd = offset + length;
-    if (window <= 0 || !sequential) {
+    if (!streams(offset)) {
+      lastEnd = offset + length;
       path.readNow(layout, offset, length, dst, timeout);
       return;
     }
+    ByteBuf v = views(offset, length, size);
+    try {
+      dst.writeBytes(v);
+    } finally {
+      v.release();
+    }
+  }
+
+  /** Whether a read at {@code offset} is served from the windows: read-ahead is on and it does not jump. */
+  boolean streams(long offset) {
+    return window > 0 && (offset == lastEnd || covered(offset));
+  }
+
+  /**
+   * The {@code length} bytes at {@code offset} (within {@code size}) of a read that {@link
+   * #streams}, as retained views of the windows that hold them (read there first if need be):
+   * no copy. The caller releases the buffer.
+   */
+  ByteBuf views(long offset, int length, long size) {
+    lastEnd = offset + length;
     long k = offset / window;
     fetch(k, size);
     fetch(k + 1, size);
@@ -67,31 +87,46 @@ final class ReadAhead {
         it.remove();
       }
     }
-    long pos = offset;
-    long end = offset + length;
-    while (pos < end) {
-      long wk = pos / window;
-      Window w = windows.get(wk);
-      if (w == null) {
-        fetch(wk, size);
-        w = windows.get(wk);
+    CompositeByteBuf out = alloc.compositeDirectBuffer(Integer.MAX_VALUE);
+    try {
+      long pos = offset;
+      long end = offset + length;
+      while (pos < end) {
+        long wk = pos / window;
+        Window w = windows.get(wk);
+        if (w == null) {
+          fetch(wk, size);
+          w = windows.get(wk);
+        }
+        try {
+          Await.get(w.ready, timeout);
+        } catch (RuntimeException e) {
+          windows.remove(wk);
+          drop(w);
+          throw e;
+        }
+        int at = (int) (pos - wk * window);
+        int n = (int) Math.min(end - pos, (long) w.length - at);
+        if (n <= 0) {
+          // the window was fetched when the file was shorter: read the rest directly
+          int rest = (int) (end - pos);
+          ByteBuf b = alloc.directBuffer(rest);
+          try {
+            path.readNow(layout, pos, rest, b, timeout);
+          } catch (RuntimeException e) {
+            b.release();
+            throw e;
+          }
+          out.addComponent(true, b);
+          break;
+        }
+        out.addComponent(true, w.data.retainedSlice(at, n));
+        pos += n;
       }
-      try {
-        Await.get(w.ready, timeout);
-      } catch (RuntimeException e) {
-        windows.remove(wk);
-        drop(w);
-        throw e;
-      }
-      int at = (int) (pos - wk * window);
-      int n = (int) Math.min(end - pos, (long) w.length - at);
-      if (n <= 0) {
-        // the window was fetched when the file was shorter: read the rest directly
-        path.readNow(layout, pos, (int) (end - pos), dst, timeout);
-        break;
-      }
-      dst.writeBytes(w.data, at, n);
-      pos += n;
+      return out;
+    } catch (RuntimeException e) {
+      out.release();
+      throw e;
     }
   }
 

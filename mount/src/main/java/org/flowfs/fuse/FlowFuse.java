@@ -28,7 +28,7 @@ import ru.serce.jnrfuse.struct.Timespec;
  * returns through {@link FuseOps#call}, the only place errors become errnos. No file-system logic
  * lives here. Buffers from the kernel are wrapped, not copied, before the client sees them.
  */
-final class FlowFuse extends FuseStubFS {
+final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   private static final long UTIME_NOW = (1L << 30) - 1;
   private static final long UTIME_OMIT = (1L << 30) - 2;
   /** The earliest time a file can have, in ns since the epoch: just above the client's UTIME_ values. */
@@ -298,6 +298,14 @@ final class FlowFuse extends FuseStubFS {
     PageStore p = pages;
     PageSink sink = p == null ? null : p.forThisRead();
     return ops.call("read", path, () -> fs.read(file(fi), offset, (int) size, wrap(buf, size).clear(), sink));
+  }
+
+  /** A READ answered by {@link DirectRead}: as {@link #read}, the bytes handed over, not copied. */
+  @Override
+  public ByteBuf readForKernel(long fh, long offset, int size) {
+    PageStore p = pages;
+    PageSink sink = p == null ? null : p.forThisRead();
+    return fs.readViews(fs.openFile(fh), offset, size, sink);
   }
 
   @Override

@@ -94,16 +94,18 @@ public final class FuseLoop {
    * is torn down (after an unmount), exceptionally if mounting failed.
    */
   public static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads) {
-    return start(ops, args, threads, null, null);
+    return start(ops, args, threads, null, null, null);
   }
 
   /**
    * {@link #start(FuseOperations, List, int)}, and hands {@code onStart} the {@link PageStore}
    * (counting in {@code counters}) and the {@link KernelAttrs} of this mount before the first
-   * request is read.
+   * request is read; with a {@code reads} source, READ requests are answered by {@link DirectRead}
+   * from it rather than by libfuse.
    */
   static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads,
-      org.flowfs.common.Counters counters, java.util.function.BiConsumer<PageStore, KernelAttrs> onStart) {
+      org.flowfs.common.Counters counters, java.util.function.BiConsumer<PageStore, KernelAttrs> onStart,
+      DirectRead.Source reads) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
     List<String> argv = new ArrayList<>(args);
@@ -127,10 +129,11 @@ public final class FuseLoop {
     if (onStart != null) {
       onStart.accept(pages, attrs);
     }
+    DirectRead direct = reads == null ? null : new DirectRead(init.libc(), rt, lib.fuse_chan_fd(ch), counters, reads);
     List<Thread> workers = new ArrayList<>();
     ReaderGate gate = new ReaderGate(Math.min(READERS, threads));
     for (int i = 0; i < threads; i++) {
-      Thread t = new Thread(() -> work(lib, rt, se, ch, init, kill, gate, bufsize), "fuse-" + i);
+      Thread t = new Thread(() -> work(lib, rt, se, ch, init, kill, gate, bufsize, direct), "fuse-" + i);
       t.setDaemon(true);
       workers.add(t);
     }
@@ -156,17 +159,18 @@ public final class FuseLoop {
 
   /** One worker: libfuse's fuse_do_work, on a Java thread, reading when the gate lets it. */
   private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init, SetidKill kill,
-      ReaderGate gate, long bufsize) {
+      ReaderGate gate, long bufsize, DirectRead direct) {
     try {
-      serve(lib, rt, se, ch, init, kill, gate, bufsize);
+      serve(lib, rt, se, ch, init, kill, gate, bufsize, direct);
     } finally {
       gate.close(); // the loop is ending: the parked workers end too
     }
   }
 
   private static void serve(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init, SetidKill kill,
-      ReaderGate gate, long bufsize) {
+      ReaderGate gate, long bufsize, DirectRead direct) {
     Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
+    DirectRead.Scratch scratch = direct == null ? null : direct.scratch();
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
     Pointer chp = Memory.allocateDirect(rt, 8); // struct fuse_chan **: where libfuse may put another channel
     while (lib.fuse_session_exited(se) == 0 && gate.enter()) {
@@ -192,8 +196,13 @@ public final class FuseLoop {
         }
         break;
       }
-      if (FuseWire.opcode(mem) == FuseWire.FUSE_INIT) {
+      int opcode = FuseWire.opcode(mem);
+      if (opcode == FuseWire.FUSE_INIT) {
         init.process(lib, se, buf, mem);
+      } else if (opcode == FuseWire.FUSE_READ && direct != null) {
+        PageStore.before(mem);
+        KernelAttrs.before(mem);
+        direct.answer(mem, scratch);
       } else {
         boolean clearingWrite = SetidKill.before(mem);
         PageStore.before(mem);

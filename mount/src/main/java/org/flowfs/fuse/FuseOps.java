@@ -21,8 +21,11 @@ final class FuseOps {
     this.counters = counters;
   }
 
-  /** Body returns a non-negative result (0, or a byte count); failures become {@code -errno}. */
-  int call(String op, String path, Callable<Integer> body) {
+  /**
+   * Body returns a non-negative result (0, or a byte count); failures become {@code -errno}.
+   * {@code subject} (a path, or the handle of an open file) names what the log lines are about.
+   */
+  int call(String op, Object subject, Callable<Integer> body) {
     long t0 = System.nanoTime();
     int rc;
     Errno err = Errno.OK;
@@ -38,9 +41,9 @@ final class FuseOps {
       counters.increment("fuse.errors." + err.name());
     }
     if (dt > SLOW_NANOS) {
-      ACCESS.warn("{}({}): {} {} ms (slow)", op, path, err == Errno.OK ? rc : err.name(), dt / 1_000_000);
+      ACCESS.warn("{}({}): {} {} ms (slow)", op, subject, err == Errno.OK ? rc : err.name(), dt / 1_000_000);
     } else if (ACCESS.isDebugEnabled()) {
-      ACCESS.debug("{}({}): {} {} ms", op, path, err == Errno.OK ? rc : err.name(), String.format("%.3f", dt / 1e6));
+      ACCESS.debug("{}({}): {} {} ms", op, subject, err == Errno.OK ? rc : err.name(), String.format("%.3f", dt / 1e6));
     }
     return rc;
   }

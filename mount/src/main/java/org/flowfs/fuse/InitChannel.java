@@ -54,10 +54,13 @@ final class InitChannel {
     int send(Pointer ch, Pointer iov, @size_t long count);
   }
 
-  /** write(2). */
+  /** write(2), writev(2). */
   public interface LibC {
     @ssize_t
     long write(int fd, Pointer buf, @size_t long count);
+
+    @ssize_t
+    long writev(int fd, Pointer iov, int iovcnt);
   }
 
   private final Runtime rt;

@@ -185,6 +185,31 @@ class ReadAheadTest {
     assertEquals(0, counting.metric().usedDirectMemory(), "invalidate releases every window");
   }
 
+  /**
+   * A sequential read's bytes as views of the windows (what the mount hands the kernel without a
+   * copy): right across a window boundary, pieces of the windows themselves (not one new buffer), and
+   * still valid once the windows are dropped.
+   */
+  @Test
+  void views_sequential_areTheWindowsMemoryAndOutliveThem() {
+    ReadAhead r = readAhead(WINDOW, ByteBufAllocator.DEFAULT);
+    read(r, 0, 4096, SIZE);
+    assertTrue(r.streams(4096));
+    assertTrue(r.streams(WINDOW - 1000), "within a window on its way");
+    long at = WINDOW - 1000;
+    ByteBuf v = r.views(at, 3000, SIZE);
+    try {
+      assertEquals(3000, v.readableBytes());
+      assertArrayEquals(Arrays.copyOfRange(file, (int) at, (int) at + 3000), ByteBufUtil.getBytes(v));
+      assertEquals(2, v.nioBufferCount(), "two windows' memory, not a copy in one buffer");
+      r.invalidate(); // the file changed: the windows go, the views stay readable
+      assertArrayEquals(Arrays.copyOfRange(file, (int) at, (int) at + 3000), ByteBufUtil.getBytes(v));
+    } finally {
+      v.release();
+    }
+    assertTrue(!r.streams(123_456), "a jump is not served from windows");
+  }
+
   private static byte[] read(ReadAhead r, long offset, int length, long size) {
     ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer(length);
     try {
