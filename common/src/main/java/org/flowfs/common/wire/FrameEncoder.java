@@ -35,12 +35,7 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
       int type = registry.idOf(env.message().getClass());
       RecordCodec<?> codec = registry.codec(type);
       payload = codec.payload(env.message());
-      header = alloc.ioBuffer(64);
-      header.writeInt(0);
-      header.writeByte(Frames.VERSION);
-      header.writeByte(env.kind().ordinal());
-      header.writeShort(type);
-      header.writeLong(env.id());
+      header = head(alloc, 64, env.kind(), type, env.id());
       codec.encodeFields(env.message(), header);
       int payloadLength = payload == null ? 0 : payload.readableBytes();
       header.setInt(0, header.readableBytes() - Frames.LENGTH_FIELD + payloadLength);
@@ -80,12 +75,7 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
 
   /** The frame of a {@link IoOp.FlowData} whose payload is {@code d}'s parts, each written as it is. */
   private void writeParts(ChannelHandlerContext ctx, FileFlowData d, ChannelPromise promise) {
-    ByteBuf header = ctx.alloc().ioBuffer(Frames.HEADER + 8);
-    header.writeInt(0);
-    header.writeByte(Frames.VERSION);
-    header.writeByte(Envelope.Kind.ONEWAY.ordinal());
-    header.writeShort(registry.idOf(IoOp.FlowData.class));
-    header.writeLong(d.tag());
+    ByteBuf header = head(ctx.alloc(), Frames.HEADER + 8, Envelope.Kind.ONEWAY, registry.idOf(IoOp.FlowData.class), d.tag());
     header.writeInt((int) d.length()); // FlowData's one field: its payload's length
     header.setInt(0, header.readableBytes() - Frames.LENGTH_FIELD + (int) d.length());
     int last = d.parts().size() - 1;
@@ -93,5 +83,16 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
     for (int i = 0; i <= last; i++) {
       ctx.write(d.parts().get(i), i == last ? promise : ctx.voidPromise());
     }
+  }
+
+  /** A frame's start: the length field (set once the frame is complete), version, kind, type, id. */
+  private static ByteBuf head(ByteBufAllocator alloc, int capacity, Envelope.Kind kind, int type, long id) {
+    ByteBuf header = alloc.ioBuffer(capacity);
+    header.writeInt(0);
+    header.writeByte(Frames.VERSION);
+    header.writeByte(kind.ordinal());
+    header.writeShort(type);
+    header.writeLong(id);
+    return header;
   }
 }
