@@ -1,6 +1,7 @@
 package org.flowfs.client;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.flowfs.common.Layout;
@@ -30,6 +31,28 @@ interface DataPath {
    * size.
    */
   CompletableFuture<Void> read(Layout layout, long offset, int length, ByteBuf dst);
+
+  /**
+   * Reads {@code length} logical bytes at {@code offset} as {@link #read} does, into a buffer of
+   * the path's choosing, which the future hands to the caller (who releases it). This one reads
+   * into a new buffer from {@code alloc}; a path that can leave the bytes where they arrived
+   * returns views of them instead.
+   */
+  default CompletableFuture<ByteBuf> readViews(Layout layout, long offset, int length, ByteBufAllocator alloc) {
+    ByteBuf buf = PieceAllocator.buffer(alloc, length);
+    CompletableFuture<Void> f;
+    try {
+      f = read(layout, offset, length, buf);
+    } catch (RuntimeException e) {
+      buf.release();
+      throw e;
+    }
+    return f.whenComplete((v, err) -> {
+      if (err != null) {
+        buf.release(); // nothing writes into it any more
+      }
+    }).thenApply(v -> buf);
+  }
 
   /**
    * {@link #read}, for a caller that waits for the bytes: done when it returns, at most {@code

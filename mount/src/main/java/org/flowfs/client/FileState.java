@@ -161,13 +161,10 @@ final class FileState {
    * of a file that fits in memory stop leaving the machine).
    */
   synchronized int read(long offset, int length, ByteBuf dst, PageSink sink) {
-    if (writes.isDirty()) {
-      writes.flush();
-    }
-    if (offset >= size) {
+    int n = readable(offset, length);
+    if (n == 0) {
       return 0;
     }
-    int n = (int) Math.min(length, size - offset);
     int around = around();
     if (sink == null || n >= around || writableOpens > 0 || !reads.jumps(offset)) {
       reads.read(offset, n, size, dst);
@@ -188,18 +185,26 @@ final class FileState {
   }
 
   /**
+   * How many of {@code length} bytes at {@code offset} a read gets (0 at or past the end), once
+   * this client's buffered writes are out: a read sees them, whoever else reads the file.
+   */
+  private int readable(long offset, int length) {
+    if (writes.isDirty()) {
+      writes.flush();
+    }
+    return offset >= size ? 0 : (int) Math.min(length, size - offset);
+  }
+
+  /**
    * {@link #read(long, int, ByteBuf, PageSink)}, its bytes returned rather than copied: a
    * sequential read gets views of the read-ahead windows that hold them, any other read a buffer
    * of its own. The caller releases what it gets (it stays valid whatever happens to the file).
    */
   synchronized ByteBuf readViews(long offset, int length, PageSink sink) {
-    if (writes.isDirty()) {
-      writes.flush();
-    }
-    if (offset >= size) {
+    int n = readable(offset, length);
+    if (n == 0) {
       return io.netty.buffer.Unpooled.EMPTY_BUFFER;
     }
-    int n = (int) Math.min(length, size - offset);
     if (reads.streams(offset)) {
       return reads.views(offset, n, size);
     }

@@ -1304,7 +1304,7 @@ public final class FileSystemClient implements AutoCloseable {
           buf.writeBytes(bytes, bytes.readerIndex(), have);
           buf.writeZero(window - have); // past what was written to the head: zeros up to the size
         }
-        first = new ReadAhead.Window(buf, window, CompletableFuture.completedFuture(null));
+        first = ReadAhead.Window.of(buf, window);
       }
     } finally {
       r.release();

@@ -1,6 +1,7 @@
 package org.flowfs.client;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +19,7 @@ import org.flowfs.common.flow.FlowDescriptor;
 import org.flowfs.common.flow.FlowInterface;
 import org.flowfs.common.flow.FlowState;
 import org.flowfs.common.flow.MemEndpoint;
+import org.flowfs.common.flow.MemViews;
 import org.flowfs.common.flow.NetEndpoint;
 import org.flowfs.common.request.FileData;
 import org.flowfs.common.request.Request;
@@ -107,6 +109,31 @@ final class FlowDataPath implements DataPath {
       return eagerRead(layout, offset, length, dst, base);
     }
     return transfer(layout, Request.bytes(length), offset, length, dst.slice(base, length), null, false, offset + length);
+  }
+
+  /**
+   * A read of more than an eager message's bytes flows into {@link MemViews}: the bytes stay in
+   * the frames they arrived in, and the buffer returned is a composite of slices of them.
+   */
+  @Override
+  public CompletableFuture<ByteBuf> readViews(Layout layout, long offset, int length, ByteBufAllocator alloc) {
+    if (length <= config.eagerReadMax()) {
+      return DataPath.super.readViews(layout, offset, length, alloc);
+    }
+    MemViews views = new MemViews(length);
+    CompletableFuture<Void> moved;
+    try {
+      moved = transfer(layout, Request.bytes(length), offset, length, new MemEndpoint(views), null, false,
+          offset + length, 0);
+    } catch (RuntimeException e) {
+      views.release();
+      throw e;
+    }
+    return moved.whenComplete((v, err) -> {
+      if (err != null) {
+        views.release(); // every flow into them has ended
+      }
+    }).thenApply(v -> views.assemble(alloc));
   }
 
   private CompletableFuture<Void> shortWrite(Layout layout, long offset, ByteBuf data) {
@@ -226,6 +253,15 @@ final class FlowDataPath implements DataPath {
    */
   CompletableFuture<Void> transfer(Layout layout, Request fileReq, long fileReqOffset, long aggregate,
       ByteBuf mem, Request memReq, boolean write, long fsize, long head) {
+    return transfer(layout, fileReq, fileReqOffset, aggregate, new MemEndpoint(mem), memReq, write, fsize, head);
+  }
+
+  /**
+   * As above, with the memory as an endpoint: a buffer (retained while the flows use it) or, for
+   * a read, {@link MemViews}.
+   */
+  private CompletableFuture<Void> transfer(Layout layout, Request fileReq, long fileReqOffset, long aggregate,
+      MemEndpoint mem, Request memReq, boolean write, long fsize, long head) {
     Distribution dist = Distributions.of(layout.dist());
     int n = layout.serverCount();
     RequestSpec spec = RequestSpec.of(fileReq);
@@ -248,7 +284,9 @@ final class FlowDataPath implements DataPath {
       long tag = tags.incrementAndGet();
       counters.increment("path.flow.ops");
       counters.add("path.flow.bytes", bytes);
-      mem.retain();
+      if (mem.buffer() != null) {
+        mem.buffer().retain();
+      }
       CompletableFuture<FlowDescriptor> done = io.conduit().thenCompose(c -> {
         d.tag(tag);
         FlowReq req = new FlowReq(tag, h, write, spec, fileReqOffset, aggregate, layout.dist(), d.fileData().serverNr(),
@@ -259,12 +297,12 @@ final class FlowDataPath implements DataPath {
             if (ack.bytes() != bytes) {
               throw new FsException(Errno.EPROTO, "server expects " + ack.bytes() + " bytes, client has " + bytes);
             }
-            d.src(new MemEndpoint(mem)).dest(new NetEndpoint(c.channel()));
+            d.src(mem).dest(new NetEndpoint(c.channel()));
             return flows.post(d);
           });
         }
         // a read: be ready for the data before asking for it
-        d.src(new NetEndpoint(c.channel())).dest(new MemEndpoint(mem));
+        d.src(new NetEndpoint(c.channel())).dest(mem);
         CompletableFuture<FlowDescriptor> f = flows.post(d);
         c.call(req).whenComplete((ack, err) -> {
           if (err != null) {
@@ -276,7 +314,9 @@ final class FlowDataPath implements DataPath {
         return f;
       });
       all.add(done.handle((fd2, err) -> {
-        mem.release();
+        if (mem.buffer() != null) {
+          mem.buffer().release();
+        }
         if (err != null) {
           throw err instanceof RuntimeException re ? re : new FsException(Errno.from(err), err.getMessage(), err);
         }

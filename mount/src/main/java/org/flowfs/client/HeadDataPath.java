@@ -1,6 +1,7 @@
 package org.flowfs.client;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -137,6 +138,14 @@ final class HeadDataPath implements DataPath {
       return h;
     }
     return CompletableFuture.allOf(h, datafiles.read(layout, offset + inHead, length - inHead, dst));
+  }
+
+  @Override
+  public CompletableFuture<ByteBuf> readViews(Layout layout, long offset, int length, ByteBufAllocator alloc) {
+    if (offset >= layout.headBytes()) {
+      return datafiles.readViews(layout, offset, length, alloc);
+    }
+    return DataPath.super.readViews(layout, offset, length, alloc);
   }
 
   @Override

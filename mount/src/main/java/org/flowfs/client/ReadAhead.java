@@ -27,18 +27,29 @@ final class ReadAhead {
   private final TreeMap<Long, Window> windows = new TreeMap<>();
   private long lastEnd;
 
-  /** Bytes {@code [k * window, k * window + length)} of the file, there once {@code ready} completes. */
-  record Window(ByteBuf data, int length, CompletableFuture<Void> ready) {
-    /** Releases the data once no read is on its way into it. */
+  /**
+   * Bytes {@code [k * window, k * window + length)} of the file, once {@code data} completes: a
+   * buffer of the data path's choosing (views of the frames the bytes arrived in, for a flow).
+   */
+  record Window(CompletableFuture<ByteBuf> data, int length) {
+    /** A window whose bytes are at hand. */
+    static Window of(ByteBuf bytes, int length) {
+      return new Window(CompletableFuture.completedFuture(bytes), length);
+    }
+
+    /** Releases the bytes once they are there (a read on its way ends first). */
     void drop() {
-      ready.whenComplete((v, err) -> data.release());
+      data.whenComplete((b, err) -> {
+        if (b != null) {
+          b.release();
+        }
+      });
     }
   }
 
   /** Starts reading the first {@code length} bytes of a file: a window for {@link #offer}. */
   static Window first(DataPath path, Layout layout, int length, ByteBufAllocator alloc) {
-    ByteBuf buf = PieceAllocator.buffer(alloc, length);
-    return new Window(buf, length, path.read(layout, 0, length, buf));
+    return new Window(path.readViews(layout, 0, length, alloc), length);
   }
 
   ReadAhead(DataPath path, Layout layout, int window, Duration timeout, ByteBufAllocator alloc) {
@@ -98,8 +109,9 @@ final class ReadAhead {
           fetch(wk, size);
           w = windows.get(wk);
         }
+        ByteBuf data;
         try {
-          Await.get(w.ready, timeout);
+          data = Await.get(w.data, timeout);
         } catch (RuntimeException e) {
           windows.remove(wk);
           drop(w);
@@ -120,7 +132,7 @@ final class ReadAhead {
           out.addComponent(true, b);
           break;
         }
-        out.addComponent(true, w.data.retainedSlice(at, n));
+        out.addComponent(true, data.retainedSlice(at, n));
         pos += n;
       }
       return out;
@@ -162,9 +174,7 @@ final class ReadAhead {
       return;
     }
     int len = (int) Math.min(window, size - start);
-    ByteBuf buf = PieceAllocator.buffer(alloc, len);
-    CompletableFuture<Void> ready = path.read(layout, start, len, buf);
-    windows.put(k, new Window(buf, len, ready));
+    windows.put(k, new Window(path.readViews(layout, start, len, alloc), len));
   }
 
   /**

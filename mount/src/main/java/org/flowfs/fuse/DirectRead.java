@@ -38,8 +38,13 @@ final class DirectRead {
   private static final int IN_UNIQUE = 8;
   /** struct iovec: void *base, size_t len. */
   private static final int IOVEC = 16;
-  /** Pieces of memory one answer takes at most before its bytes are gathered into one buffer. */
-  static final int MAX_PIECES = 64;
+  /**
+   * Pieces of memory one answer takes at most before its bytes are gathered into one buffer: as
+   * many as one writev takes (IOV_MAX, 1024) with the header. A window read by flows is slices of
+   * the frames its bytes arrived in, themselves the network's reads (often 16-64 KiB): a 1 MiB
+   * answer can be a hundred pieces.
+   */
+  static final int MAX_PIECES = 1023;
 
   private final InitChannel.LibC libc;
   private final Runtime rt;
@@ -110,9 +115,6 @@ final class DirectRead {
 
   /** The pieces of {@code data}'s memory as iovecs 1..n; -1 if they do not fit or one has no address. */
   private static int gather(ByteBuf data, Pointer iov) {
-    if (data.nioBufferCount() > MAX_PIECES) {
-      return -1;
-    }
     ByteBuffer[] parts = data.nioBuffers(data.readerIndex(), data.readableBytes());
     if (parts.length > MAX_PIECES) {
       return -1;

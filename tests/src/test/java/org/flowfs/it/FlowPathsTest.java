@@ -114,9 +114,13 @@ class FlowPathsTest {
     // libfuse 2 alone would take 128 KiB a request: 64 of them
     assertEquals(8, fs.counter("fuse.write") - writes, "one FUSE write per 1 MiB");
     long reads = fs.counter("fuse.read");
+    long gathered = fs.counter("fuse.read.gathered");
     Sh.ok(m, "echo 3 > /proc/sys/vm/drop_caches; cmp stream.bin /tmp/flowfs-8m");
     long n = fs.counter("fuse.read") - reads;
     assertTrue(n >= 8 && n <= 16, "8 MiB read cold in requests of up to 1 MiB (the kernel's read-ahead), not 64: " + n);
+    // every answer went to the kernel from the frames the bytes arrived in (read-ahead windows of
+    // views), none copied into one buffer first
+    assertEquals(0, fs.counter("fuse.read.gathered") - gathered, "READ answers gathered by a copy");
   }
 
   /**

@@ -413,6 +413,9 @@ public class BufferedFlowProtocol implements FlowProtocol {
   /** Adds memory for stream bytes [pos, pos + len) to {@code out}, as slices (no copy). */
   private void addMemory(Run r, MemEndpoint m, long pos, long len, CompositeByteBuf out) {
     ByteBuf buf = m.buffer();
+    if (buf == null) {
+      throw new FsException(Errno.EINVAL, "a flow from memory needs the memory's buffer, not views");
+    }
     if (r.d.memReqState() == null) {
       out.addComponent(true, buf.retainedSlice(MemEndpoint.index(buf, pos, len), (int) len));
       return;
@@ -474,11 +477,13 @@ public class BufferedFlowProtocol implements FlowProtocol {
     }
   }
 
-  /** Copies {@code len} bytes of {@code data} at {@code at} to stream position {@code pos} of memory. */
+  /**
+   * Places {@code len} bytes of {@code data} at {@code at} at stream position {@code pos} of
+   * memory: copied into its buffer, or as slices of {@code data} into its views.
+   */
   private int copyToMemory(Run r, MemEndpoint m, ByteBuf data, int at, long pos, long len) {
-    ByteBuf buf = m.buffer();
     if (r.d.memReqState() == null) {
-      buf.setBytes(MemEndpoint.index(buf, pos, len), data, at, (int) len);
+      place(m, data, at, pos, (int) len);
       return at + (int) len;
     }
     long p = pos;
@@ -487,7 +492,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
       long next = RequestProcessor.processMemory(r.d.memReqState(), SEGMAX, r.memSegs, p, end - p);
       for (int i = 0; i < r.memSegs.count(); i++) {
         int n = (int) r.memSegs.size(i);
-        buf.setBytes(MemEndpoint.index(buf, r.memSegs.offset(i), n), data, at, n);
+        place(m, data, at, r.memSegs.offset(i), n);
         at += n;
       }
       p += r.memSegs.bytes();
@@ -513,6 +518,16 @@ public class BufferedFlowProtocol implements FlowProtocol {
       return;
     }
     end(r, Errno.OK, null);
+  }
+
+  /** Puts {@code n} bytes of {@code data} at {@code at} at {@code offset} of memory. */
+  private static void place(MemEndpoint m, ByteBuf data, int at, long offset, int n) {
+    if (m.views() != null) {
+      m.views().add(offset, data.retainedSlice(at, n));
+    } else {
+      ByteBuf buf = m.buffer();
+      buf.setBytes(MemEndpoint.index(buf, offset, n), data, at, n);
+    }
   }
 
   // ---- server: network -> storage ---------------------------------------------------------------

@@ -317,8 +317,17 @@ final class FlowPair implements AutoCloseable {
     return transfer(spec, mem, false);
   }
 
+  /** Reads the spec's bytes into {@code views}, by reference. */
+  Transfer readViews(Spec spec, MemViews views) {
+    return transfer(spec, new MemEndpoint(views), false);
+  }
+
   /** One flow per server, all at once, as {@code FlowDataPath.transfer} (servers with no bytes too). */
   Transfer transfer(Spec spec, ByteBuf mem, boolean write) {
+    return transfer(spec, new MemEndpoint(mem), write);
+  }
+
+  private Transfer transfer(Spec spec, MemEndpoint mem, boolean write) {
     Distribution dist = spec.distribution();
     int n = servers.size();
     RequestSpec wireReq = RequestSpec.of(spec.fileReq());
@@ -346,11 +355,11 @@ final class FlowPair implements AutoCloseable {
             if (ack.bytes() != bytes) {
               throw new FsException(Errno.EPROTO, "server expects " + ack.bytes() + " bytes, client has " + bytes);
             }
-            d.src(new MemEndpoint(mem)).dest(new NetEndpoint(c.channel()));
+            d.src(mem).dest(new NetEndpoint(c.channel()));
             return client.post(d);
           });
         }
-        d.src(new NetEndpoint(c.channel())).dest(new MemEndpoint(mem));
+        d.src(new NetEndpoint(c.channel())).dest(mem);
         CompletableFuture<FlowDescriptor> f = client.post(d);
         c.call(req).whenComplete((ack, err) -> {
           if (err != null) {
