@@ -231,37 +231,41 @@ public class BufferedFlowProtocol implements FlowProtocol {
     enqueue(r, frame);
   }
 
-  /** Hands a received frame to the flow; after the flow ended, releases it. */
+  /**
+   * Hands a received frame to the flow; after the flow ended, releases it. The flow is made ready
+   * outside the lock: waking the service thread is a system call, and the storage threads' events
+   * wait for the same lock (a flow that ended meanwhile is not made ready, or ignores it).
+   */
   private void enqueue(Run r, Envelope frame) {
     synchronized (r) {
-      if (!r.ended) {
-        if (frame.message() instanceof FlowData data) {
-          if (r.backlog.incrementAndGet() > 2 * buffers) {
-            // stop reading the connection until the backlog drains; under the lock, so that
-            // release (which turns reading back on) cannot have run already
-            r.channel().config().setAutoRead(false);
-          }
-          r.events.add(new Received(data.payload()));
-        } else {
-          r.events.add(new Done((FlowDone) frame.message()));
-        }
-        flows.ready(r.d);
+      if (r.ended) {
+        frame.release();
         return;
       }
+      if (frame.message() instanceof FlowData data) {
+        if (r.backlog.incrementAndGet() > 2 * buffers) {
+          // stop reading the connection until the backlog drains; under the lock, so that
+          // release (which turns reading back on) cannot have run already
+          r.channel().config().setAutoRead(false);
+        }
+        r.events.add(new Received(data.payload()));
+      } else {
+        r.events.add(new Done((FlowDone) frame.message()));
+      }
     }
-    frame.release();
+    flows.ready(r.d);
   }
 
   /** Records an event and makes the flow ready; after the flow ended, drops it (releasing its data). */
   private void post(Run r, Event e) {
     synchronized (r) {
-      if (!r.ended) {
-        r.events.add(e);
-        flows.ready(r.d);
+      if (r.ended) {
+        discard(e);
         return;
       }
+      r.events.add(e);
     }
-    discard(e);
+    flows.ready(r.d);
   }
 
   private static void releaseLoaded(Object loaded) {
