@@ -155,24 +155,26 @@ final class FileState {
 
   /**
    * {@link #read(long, int, ByteBuf)}; with a {@code sink}, a read smaller than the read-around
-   * block that jumps (neither sequential nor read ahead) and comes while no open of this client
-   * may write reads the whole aligned block instead, and the pages of it the caller did not ask
-   * for go to the sink: the kernel's page cache then answers the next reads there (random reads
-   * of a file that fits in memory stop leaving the machine).
+   * block that does not continue the last one and comes while no open of this client may write
+   * reads the whole aligned block instead (from a read-ahead window that holds it, else from the
+   * servers), and the pages of it the caller did not ask for go to the sink: the kernel's page
+   * cache then answers the next reads there (random reads of a file that fits in memory stop
+   * leaving the machine; a random reader whose reads once looked sequential, and so started a
+   * window, keeps that).
    */
   synchronized int read(long offset, int length, ByteBuf dst, PageSink sink) {
     int n = readable(offset, length);
     if (n == 0) {
       return 0;
     }
-    int around = around();
-    if (sink == null || n >= around || writableOpens > 0 || !reads.jumps(offset)) {
+    if (!readsAround(offset, n, sink)) {
       reads.read(offset, n, size, dst);
       return n;
     }
+    int around = around();
     long start = offset - offset % around;
     long end = Math.min(size, (offset + n + around - 1) / around * around);
-    ByteBuf block = reads.block(start, (int) (end - start), offset + n);
+    ByteBuf block = reads.block(start, (int) (end - start), size, offset + n);
     try {
       dst.writeBytes(block, (int) (offset - start), n);
       // never the pages asked for: the kernel holds them locked until this read is answered
@@ -182,6 +184,11 @@ final class FileState {
       block.release();
     }
     return n;
+  }
+
+  /** Whether a read of {@code n} bytes at {@code offset} reads the block around it ({@link #read(long, int, ByteBuf, PageSink)}). */
+  private boolean readsAround(long offset, int n, PageSink sink) {
+    return sink != null && n < around() && writableOpens == 0 && !reads.continues(offset);
   }
 
   /**
@@ -205,7 +212,7 @@ final class FileState {
     if (n == 0) {
       return io.netty.buffer.Unpooled.EMPTY_BUFFER;
     }
-    if (reads.streams(offset)) {
+    if (reads.streams(offset) && !readsAround(offset, n, sink)) {
       return reads.views(offset, n, size);
     }
     ByteBuf out = alloc.directBuffer(n);

@@ -142,16 +142,22 @@ final class ReadAhead {
     }
   }
 
-  /** Whether a read at {@code offset} would jump: neither where the last one ended nor in a window. */
-  boolean jumps(long offset) {
-    return offset != lastEnd && !covered(offset);
+  /** Whether a read at {@code offset} continues the last one (starts where it ended). */
+  boolean continues(long offset) {
+    return offset == lastEnd;
   }
 
   /**
-   * Reads {@code [start, start + length)} straight from the servers into a new buffer, for a
-   * reader that asked for some of it and ends at {@code readerEnd}; the caller releases it.
+   * Bytes {@code [start, start + length)} of a file of {@code size} bytes, for a reader that asked
+   * for some of them and ends at {@code readerEnd}: views of the window that holds {@code start},
+   * if one does, else read straight from the servers into a new buffer. The caller releases it.
    */
-  ByteBuf block(long start, int length, long readerEnd) {
+  ByteBuf block(long start, int length, long size, long readerEnd) {
+    if (window > 0 && covered(start)) {
+      ByteBuf v = views(start, length, size);
+      lastEnd = readerEnd;
+      return v;
+    }
     lastEnd = readerEnd;
     ByteBuf b = alloc.directBuffer(length);
     try {

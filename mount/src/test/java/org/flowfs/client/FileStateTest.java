@@ -12,6 +12,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import org.flowfs.common.Attr;
 import org.flowfs.common.DistSpec;
 import org.flowfs.common.FileType;
@@ -335,6 +336,43 @@ class FileStateTest {
       assertEquals(2, offered.size(), "nothing offered while an open may write");
       r.closed(true);
     } finally {
+      offered.forEach(o -> o.data().release());
+      r.closed(false);
+    }
+  }
+
+  /**
+   * A random reader whose two reads happened to follow each other starts a read-ahead window;
+   * its next jump within the window still reads around (from the window), or every page it
+   * missed would be a FUSE read of its own from then on.
+   */
+  @Test
+  void readAround_aJumpWithinAReadAheadWindow_offersTheBlockFromTheWindow() {
+    byte[] data = new byte[256 * 1024];
+    new java.util.Random(2).nextBytes(data);
+    FileState w = open(0);
+    write(w, 0, data, 2000);
+    w.flushWrites();
+    Attr a = attr(data.length, 2000);
+    FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
+    r.opened(a, null, false);
+    java.util.List<PageSink.Pages> offered = new java.util.ArrayList<>();
+    ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();
+    try {
+      assertEquals(4096, r.read(8192, 4096, dst, offered::add)); // a jump: read around, block 0
+      assertEquals(4096, r.read(12_288, 4096, dst, offered::add)); // follows it: read ahead, windows 0 and 1
+      int before = offered.size();
+      dst.clear();
+      assertEquals(4096, r.read(200_704, 4096, dst, offered::add)); // a jump into window 1 (131,072..262,143)
+      assertArrayEquals(Arrays.copyOfRange(data, 200_704, 204_800), ByteBufUtil.getBytes(dst));
+      List<PageSink.Pages> around = offered.subList(before, offered.size());
+      assertEquals(2, around.size(), "the block around the page, from the window");
+      assertEquals(196_608, around.get(0).offset());
+      assertArrayEquals(Arrays.copyOfRange(data, 196_608, 200_704), ByteBufUtil.getBytes(around.get(0).data()));
+      assertEquals(204_800, around.get(1).offset());
+      assertArrayEquals(Arrays.copyOfRange(data, 204_800, 262_144), ByteBufUtil.getBytes(around.get(1).data()));
+    } finally {
+      dst.release();
       offered.forEach(o -> o.data().release());
       r.closed(false);
     }
