@@ -296,16 +296,28 @@ class FileStateTest {
     }
   }
 
-  @Test
-  void readAround_offersTheBlockAroundAJump_notThePagesAskedFor_andNotWhileAnOpenMayWrite() {
-    byte[] data = new byte[256 * 1024];
-    new java.util.Random(1).nextBytes(data);
+  /** {@code n} random bytes written to the file by a writer of its own and flushed. */
+  private byte[] written(int n, long seed) {
+    byte[] data = new byte[n];
+    new java.util.Random(seed).nextBytes(data);
     FileState w = open(0);
     write(w, 0, data, 2000);
     w.flushWrites();
-    Attr a = attr(data.length, 2000);
+    return data;
+  }
+
+  /** A read-only open of the file with attributes {@code a}: read-ahead windows of 128 KiB, read-around blocks of 64 KiB. */
+  private FileState reader(Attr a) {
     FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
     r.opened(a, null, false);
+    return r;
+  }
+
+  @Test
+  void readAround_offersTheBlockAroundAJump_notThePagesAskedFor_andNotWhileAnOpenMayWrite() {
+    byte[] data = written(256 * 1024, 1);
+    Attr a = attr(data.length, 2000);
+    FileState r = reader(a);
     java.util.List<PageSink.Pages> offered = new java.util.ArrayList<>();
     try {
       ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();
@@ -348,14 +360,9 @@ class FileStateTest {
    */
   @Test
   void readAround_aJumpWithinAReadAheadWindow_offersTheBlockFromTheWindow() {
-    byte[] data = new byte[256 * 1024];
-    new java.util.Random(2).nextBytes(data);
-    FileState w = open(0);
-    write(w, 0, data, 2000);
-    w.flushWrites();
+    byte[] data = written(256 * 1024, 2);
     Attr a = attr(data.length, 2000);
-    FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
-    r.opened(a, null, false);
+    FileState r = reader(a);
     java.util.List<PageSink.Pages> offered = new java.util.ArrayList<>();
     ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();
     try {
@@ -391,9 +398,7 @@ class FileStateTest {
 
   /** The bytes a 100-byte read that jumps into the middle of a file of {@code size} reads around it. */
   private long aroundBlock(long size) {
-    Attr a = attr(size, 2000);
-    FileState r = new FileState(a, path, 0, 128 * 1024, 64 * 1024, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
-    r.opened(a, null, false);
+    FileState r = reader(attr(size, 2000));
     java.util.List<PageSink.Pages> offered = new java.util.ArrayList<>();
     ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();
     try {
