@@ -164,12 +164,17 @@ final class FileState {
    */
   synchronized int read(long offset, int length, ByteBuf dst, PageSink sink) {
     int n = readable(offset, length);
-    if (n == 0) {
-      return 0;
+    if (n > 0) {
+      readReadable(offset, n, dst, sink);
     }
+    return n;
+  }
+
+  /** {@link #read(long, int, ByteBuf, PageSink)} of {@code n > 0} bytes {@link #readable} said there are. */
+  private void readReadable(long offset, int n, ByteBuf dst, PageSink sink) {
     if (!readsAround(offset, n, sink)) {
       reads.read(offset, n, size, dst);
-      return n;
+      return;
     }
     int around = around();
     long start = offset - offset % around;
@@ -183,7 +188,6 @@ final class FileState {
     } finally {
       block.release();
     }
-    return n;
   }
 
   /** Whether a read of {@code n} bytes at {@code offset} reads the block around it ({@link #read(long, int, ByteBuf, PageSink)}). */
@@ -217,7 +221,7 @@ final class FileState {
     }
     ByteBuf out = alloc.directBuffer(n);
     try {
-      read(offset, n, out, sink);
+      readReadable(offset, n, out, sink);
       return out;
     } catch (RuntimeException e) {
       out.release();

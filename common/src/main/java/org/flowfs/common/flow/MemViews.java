@@ -28,10 +28,6 @@ public final class MemViews {
     this.capacity = capacity;
   }
 
-  public int capacity() {
-    return capacity;
-  }
-
   /** Takes {@code slice} (the caller's reference) as the bytes at {@code [pos, pos + its length)}. */
   void add(long pos, ByteBuf slice) {
     int len = slice.readableBytes();
