@@ -121,7 +121,7 @@ public final class RpcServer implements AutoCloseable {
         .option(ChannelOption.SO_REUSEADDR, true)
         .option(ChannelOption.SO_BACKLOG, 1024)
         .childOption(ChannelOption.TCP_NODELAY, true)
-        .childOption(ChannelOption.RCVBUF_ALLOCATOR, NetRuntime.RECEIVE_BUFFERS)
+        .childOption(ChannelOption.RCVBUF_ALLOCATOR, NetRuntime.SERVER_RECEIVE_BUFFERS)
         .childOption(ChannelOption.SO_KEEPALIVE, true)
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
