@@ -313,6 +313,12 @@ class FileStateTest {
     return r;
   }
 
+  /** {@code p} offers the file's bytes {@code [from, to)}: it starts at {@code from} and holds {@code data}'s bytes there. */
+  private static void assertPages(byte[] data, int from, int to, PageSink.Pages p) {
+    assertEquals(from, p.offset());
+    assertArrayEquals(Arrays.copyOfRange(data, from, to), ByteBufUtil.getBytes(p.data()));
+  }
+
   @Test
   void readAround_offersTheBlockAroundAJump_notThePagesAskedFor_andNotWhileAnOpenMayWrite() {
     byte[] data = written(256 * 1024, 1);
@@ -328,10 +334,8 @@ class FileStateTest {
         dst.release();
       }
       assertEquals(2, offered.size(), "the block before and after the page asked for");
-      assertEquals(65_536, offered.get(0).offset());
-      assertArrayEquals(Arrays.copyOfRange(data, 65_536, 98_304), ByteBufUtil.getBytes(offered.get(0).data()));
-      assertEquals(102_400, offered.get(1).offset());
-      assertArrayEquals(Arrays.copyOfRange(data, 102_400, 131_072), ByteBufUtil.getBytes(offered.get(1).data()));
+      assertPages(data, 65_536, 98_304, offered.get(0));
+      assertPages(data, 102_400, 131_072, offered.get(1));
       assertTrue(offered.get(0).begin(), "a store not cancelled may begin");
       offered.get(0).end();
       r.quiesce(); // an open or close comes: what has not begun must not
@@ -374,10 +378,8 @@ class FileStateTest {
       assertArrayEquals(Arrays.copyOfRange(data, 200_704, 204_800), ByteBufUtil.getBytes(dst));
       List<PageSink.Pages> around = offered.subList(before, offered.size());
       assertEquals(2, around.size(), "the block around the page, from the window");
-      assertEquals(196_608, around.get(0).offset());
-      assertArrayEquals(Arrays.copyOfRange(data, 196_608, 200_704), ByteBufUtil.getBytes(around.get(0).data()));
-      assertEquals(204_800, around.get(1).offset());
-      assertArrayEquals(Arrays.copyOfRange(data, 204_800, 262_144), ByteBufUtil.getBytes(around.get(1).data()));
+      assertPages(data, 196_608, 200_704, around.get(0));
+      assertPages(data, 204_800, 262_144, around.get(1));
     } finally {
       dst.release();
       offered.forEach(o -> o.data().release());
