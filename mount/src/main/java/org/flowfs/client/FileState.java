@@ -119,6 +119,7 @@ final class FileState {
       writableOpens--;
     }
     if (--opens == 0) {
+      created = false; // no close is left to record a change deferred from now on: it goes at once
       reads.invalidate();
       writes.discard();
       return true;
@@ -334,8 +335,8 @@ final class FileState {
 
   /**
    * Defers a change of mode, owner or times (a {@code SetattrReq} mask of MODE, UID, GID, ATIME,
-   * MTIME and KILL_SUID; times in ns) to the next recording, if the file was made by this client
-   * and nothing of it is recorded yet; false if the change must go now. Never a change that
+   * MTIME and KILL_SUID; times in ns) to the next recording, if the file was made by this client,
+   * is open here, and nothing of it is recorded yet; false if the change must go now. Never a change that
    * involves set-ID bits (their clearing by a chown or write depends on the order of changes, which
    * only the metadata server applies), nor a time the server's clock sets.
    */

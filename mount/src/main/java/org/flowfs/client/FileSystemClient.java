@@ -1703,18 +1703,31 @@ public final class FileSystemClient implements AutoCloseable {
     meta(new MetaSyncReq());
   }
 
-  /** The last close of an open file: flushes, then forgets the open. */
+  /**
+   * The last close of an open file: flushes, then forgets the open. The kernel sends it after
+   * {@code close} returned, so a {@code chmod} right after a {@code close} may come while it
+   * runs: a change deferred ({@link #deferred}) after the flush and before the last open is
+   * gone is recorded here, with a flush of its own; from then on no change of the file waits.
+   */
   public void release(OpenFile f) {
     if (openFiles.remove(f.id()) == null) {
       return;
     }
+    FileState st = f.state();
     try {
-      flush(f.state());
+      flush(st);
     } finally {
-      f.state().quiesce();
-      Handle h = f.state().handle;
-      if (states.computeIfPresent(h, (k, st) -> st.closed(writable(f.flags())) ? null : st) == null && !leases.idle()) {
-        leases.released(h); // no open of it left here: a create not sent yet goes soon, whole
+      st.quiesce();
+      boolean last = states.computeIfPresent(st.handle, (k, s) -> s.closed(writable(f.flags())) ? null : s) == null;
+      try {
+        if (last && st.hasDeferred()) {
+          counters.increment("setattr.deferred-at-release");
+          flush(st);
+        }
+      } finally {
+        if (last && !leases.idle()) {
+          leases.released(st.handle); // no open of it left here: a create not sent yet goes soon, whole
+        }
       }
     }
   }

@@ -196,6 +196,20 @@ class FileStateTest {
   }
 
   @Test
+  void lastClose_endsDeferring_andKeepsAChangeDeferredBeforeIt() {
+    // touch f; chmod 600 f: the kernel sends the release of touch's open after close returned, so
+    // the chmod may come between the release's flush and the end of the open
+    FileState f = open(0);
+    f.created();
+    assertNull(f.flushWrites(), "the release's flush: nothing to record");
+    assertTrue(f.defer(attr(0, 1000), SetattrReq.MODE, 0600, 0, 0, 0, 0), "the chmod, while the open lasts");
+    assertTrue(f.closed(true), "the last open");
+    assertTrue(f.hasDeferred(), "still to record: the release flushes again");
+    assertEquals(0600, f.pendingRecording().deferred().mode());
+    assertFalse(f.defer(attr(0, 1000), SetattrReq.MODE, 0644, 0, 0, 0, 0), "no open left to record a change: it goes at once");
+  }
+
+  @Test
   void deferredMtime_aWriteAfterItMovesItAgain() {
     FileState f = open(0);
     f.created();

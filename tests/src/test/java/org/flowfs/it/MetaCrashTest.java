@@ -38,8 +38,8 @@ class MetaCrashTest {
     return String.join("\n",
         "umask 022",
         "mkdir '" + dir + "' && cd '" + dir + "' || exit 1",
-        "ok() { echo \"OK $*\" >> '" + log + "'; }",
-        "fail() { echo \"FAIL $*\" >> '" + log + "'; exit 1; }",
+        "ok() { echo \"OK $* $EPOCHREALTIME\" >> '" + log + "'; }",
+        "fail() { echo \"FAIL $* $EPOCHREALTIME\" >> '" + log + "'; exit 1; }",
         "i=0",
         "while [ ! -e '" + stop + "' ]; do",
         "  i=$((i+1)); j=$((i-1))",
@@ -66,6 +66,7 @@ class MetaCrashTest {
     try (ProcessDeployment fs = new ProcessDeployment(tmp, 2, "rpc.timeout = 10s\n")) {
       Path m = fs.mountPoint();
       List<Path[]> dirs = new ArrayList<>(); // {dir on the mount, its log}
+      StringBuilder kills = new StringBuilder(); // when each kill and restart happened, for a failure's message
       for (int r = 0; r < ROUNDS; r++) {
         Path stop = tmp.resolve("stop" + r);
         List<Process> storm = new ArrayList<>();
@@ -79,9 +80,11 @@ class MetaCrashTest {
         }
         try {
           Thread.sleep(2000);
+          kills.append("round ").append(r).append(": killed at ").append(epoch());
           fs.meta().kill();
           Thread.sleep(300);
           fs.startMeta(); // the storm goes on: requests that never left, and idempotent ones, are retried
+          kills.append(", serving again at ").append(epoch()).append('\n');
           Thread.sleep(1500);
         } finally {
           Files.writeString(stop, "");
@@ -119,7 +122,9 @@ class MetaCrashTest {
         }
         String where = d[0].getFileName() + " (last: " + (log.isEmpty() ? "-" : log.get(log.size() - 1)) + ")";
         assertTrue(allowed.contains(actual), () -> where + " differs from its log:\nactual:\n" + actual
-            + "\nexpected one of:\n" + String.join("\n--\n", allowed));
+            + "\nexpected one of:\n" + String.join("\n--\n", allowed) + "\nlog (operation, epoch seconds):\n"
+            + String.join("\n", log) + "\n" + kills + "mount log:\n" + fs.mount().logLines("WARN|ERROR|again|lost")
+            + "\nmetaserver log:\n" + fs.meta().logLines("WARN|ERROR|expired|reclaim"));
       }
       assertTrue(acknowledged > 50, "the storm did little: " + acknowledged + " operations");
 
@@ -129,6 +134,12 @@ class MetaCrashTest {
       assertEquals(0, check.found(), check.text());
       System.out.printf("meta crash storm: %d operations acknowledged, %d failed by the kills%n", acknowledged, failed);
     }
+  }
+
+  /** Now, in seconds since the epoch, as bash's {@code $EPOCHREALTIME} prints it. */
+  private static String epoch() {
+    java.time.Instant t = java.time.Instant.now();
+    return String.format("%d.%06d", t.getEpochSecond(), t.getNano() / 1000);
   }
 
   /** What a directory holds: one line per path, sorted: type, mode, link count, content digest. */
