@@ -5,4 +5,9 @@ package org.flowfs.client;
  * attrsChanged}: the open found the file's attributes changed from those this client had cached
  * (or had none cached), so what the kernel cached of them may be stale too.
  */
-public record OpenFile(long id, FileState state, int flags, boolean attrsChanged) {}
+public record OpenFile(long id, FileState state, int flags, boolean attrsChanged) {
+  /** The file's handle. */
+  public org.flowfs.common.Handle handle() {
+    return state.handle;
+  }
+}

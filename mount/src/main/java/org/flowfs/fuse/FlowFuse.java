@@ -44,6 +44,8 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   private volatile PageStore pages;
   /** Drops the kernel's cached attributes (null until the loop starts). */
   private volatile KernelAttrs kernelAttrs;
+  /** The kernel's nodes of files with more than one name (null until the loop starts). */
+  private volatile LinkNodes links;
 
   FlowFuse(FileSystemClient fs, String name) {
     this.fs = fs;
@@ -67,6 +69,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   void started(PageStore p, KernelAttrs attrs) {
     this.pages = fs.config().client().readAround() > 0 ? p : null;
     this.kernelAttrs = attrs;
+    this.links = attrs == null ? null : new LinkNodes(attrs);
   }
 
   void onUnmount(Runnable r) {
@@ -120,7 +123,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   public int getattr(String path, FileStat stat) {
     boolean kill = SetidKill.take(); // a setattr that only clears set-ID bits, answered with this getattr
     return ops.call("getattr", path, () -> {
-      Stats.fill(stat, kill ? fs.killSetid(path) : fs.getattr(path));
+      answer(stat, kill ? fs.killSetid(path) : fs.getattr(path));
       return 0;
     });
   }
@@ -130,12 +133,41 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
     boolean kill = SetidKill.take();
     return ops.call("fgetattr", path, () -> {
       if (fi.fh.get() == 0) {
-        Stats.fill(stat, kill ? fs.killSetid(path) : fs.getattr(path));
+        answer(stat, kill ? fs.killSetid(path) : fs.getattr(path));
       } else {
-        Stats.fill(stat, kill ? fs.killSetid(file(fi)) : fs.getattr(file(fi)));
+        answer(stat, kill ? fs.killSetid(file(fi)) : fs.getattr(file(fi)));
       }
       return 0;
     });
+  }
+
+  /** Fills the answer to a getattr (or to a setattr: libfuse answers one with a getattr). */
+  private void answer(FileStat stat, Attr a) {
+    Stats.fill(stat, a);
+    LinkNodes l = links;
+    if (l != null) {
+      l.answered(a);
+    }
+  }
+
+  /**
+   * Runs {@code change}, which changes the file {@code path} names (if any, when it starts), and
+   * keeps the kernel's other names of that file in step ({@link LinkNodes}).
+   */
+  private void changing(String path, Runnable change) {
+    LinkNodes l = links;
+    Attr before = null;
+    if (l != null && l.any()) {
+      try {
+        before = fs.getattr(path);
+      } catch (FsException e) {
+        // no such name (a rename to a new name): nothing to keep in step
+      }
+    }
+    change.run();
+    if (before != null) {
+      l.changed(before.handle().id());
+    }
   }
 
   @Override
@@ -170,7 +202,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   @Override
   public int unlink(String path) {
     return ops.call("unlink", path, () -> {
-      fs.unlink(path);
+      changing(path, () -> fs.unlink(path)); // the file's other names lose a link
       return 0;
     });
   }
@@ -195,7 +227,8 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   @Override
   public int rename(String from, String to) {
     return ops.call("rename", from, () -> {
-      fs.rename(from, to, 0);
+      // a file renamed over loses a link, and the file moved shows a new ctime through every name
+      changing(to, () -> changing(from, () -> fs.rename(from, to, 0)));
       return 0;
     });
   }
@@ -203,7 +236,11 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   @Override
   public int link(String existing, String path) {
     return ops.call("link", path, () -> {
-      fs.link(existing, path);
+      Attr a = fs.link(existing, path);
+      LinkNodes l = links;
+      if (l != null) {
+        l.linked(a);
+      }
       return 0;
     });
   }
@@ -312,7 +349,12 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   public int write(String path, Pointer buf, long size, long offset, FuseFileInfo fi) {
     boolean kill = SetidKill.take();
     return ops.call("write", path, () -> {
-      fs.write(file(fi), offset, wrap(buf, size), writepage(fi), kill);
+      OpenFile f = file(fi);
+      fs.write(f, offset, wrap(buf, size), writepage(fi), kill);
+      LinkNodes l = links;
+      if (l != null) {
+        l.changed(f.handle().id()); // its size and times, as the other names show them
+      }
       return (int) size;
     });
   }

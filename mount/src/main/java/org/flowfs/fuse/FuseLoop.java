@@ -207,6 +207,7 @@ public final class FuseLoop {
         boolean clearingWrite = SetidKill.before(mem);
         PageStore.before(mem);
         KernelAttrs.before(mem);
+        LinkNodes.before(mem);
         lib.fuse_session_process_buf(se, buf, chp.getPointer(0));
         if (clearingWrite) {
           kill.written(mem);

@@ -124,7 +124,10 @@ class MetaCrashTest {
         assertTrue(allowed.contains(actual), () -> where + " differs from its log:\nactual:\n" + actual
             + "\nexpected one of:\n" + String.join("\n--\n", allowed) + "\nlog (operation, epoch seconds):\n"
             + String.join("\n", log) + "\n" + kills + "mount log:\n" + fs.mount().logLines("WARN|ERROR|again|lost")
-            + "\nmetaserver log:\n" + fs.meta().logLines("WARN|ERROR|expired|reclaim"));
+            + "\nmetaserver log:\n" + fs.meta().logLines("WARN|ERROR|expired|reclaim")
+            + "\nas a new client sees it (mode, links, size):\n" + asNewClientSees(fs, d[0].getFileName().toString(), actual)
+            + "\nmount counters: "
+            + Sh.run(m, "getfattr -n flowfs.stats --only-values . | tr ',' '\\n' | grep -E 'setattr|lease.re|relookup' | tr '\\n' ' '").out());
       }
       assertTrue(acknowledged > 50, "the storm did little: " + acknowledged + " operations");
 
@@ -136,13 +139,36 @@ class MetaCrashTest {
     }
   }
 
+  /**
+   * The files {@code rendered} lists in directory {@code dir} of the mount, as a client of its own
+   * (not the mount, nor its caches) gets their attributes from the metadata server.
+   */
+  private static String asNewClientSees(ProcessDeployment fs, String dir, String rendered) {
+    StringBuilder sb = new StringBuilder();
+    try (org.flowfs.common.rpc.NetRuntime net = org.flowfs.common.rpc.NetRuntime.create("crash-check", 1);
+        org.flowfs.client.FileSystemClient c = new org.flowfs.client.FileSystemClient(
+            org.flowfs.common.config.FlowFsConfig.load(fs.config()), net)) {
+      for (String line : rendered.split("\n")) {
+        String[] f = line.split(" ");
+        if (f.length > 1 && f[1].equals("f")) {
+          org.flowfs.common.Attr a = c.getattr("/" + dir + "/" + f[0]);
+          sb.append(f[0]).append(' ').append(Integer.toOctalString(a.mode() & 07777)).append(' ').append(a.nlink())
+              .append(' ').append(a.size()).append('\n');
+        }
+      }
+    } catch (Exception e) {
+      sb.append("(").append(e).append(")");
+    }
+    return sb.toString();
+  }
+
   /** Now, in seconds since the epoch, as bash's {@code $EPOCHREALTIME} prints it. */
   private static String epoch() {
     java.time.Instant t = java.time.Instant.now();
     return String.format("%d.%06d", t.getEpochSecond(), t.getNano() / 1000);
   }
 
-  /** What a directory holds: one line per path, sorted: type, mode, link count, content digest. */
+  /** What a directory holds: one line per path, sorted: type, mode, link count; a file's size and content digest. */
   static String actual(Path dir) throws Exception {
     Map<String, String> lines = new TreeMap<>();
     if (!Files.exists(dir)) {
@@ -153,11 +179,11 @@ class MetaCrashTest {
         if (p.equals(dir)) {
           continue;
         }
-        Map<String, Object> a = Files.readAttributes(p, "unix:mode,nlink", LinkOption.NOFOLLOW_LINKS);
+        Map<String, Object> a = Files.readAttributes(p, "unix:mode,nlink,size", LinkOption.NOFOLLOW_LINKS);
         int mode = (Integer) a.get("mode");
         boolean isDir = Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS);
         lines.put(dir.relativize(p).toString(), (isDir ? "d" : "f") + " " + Integer.toOctalString(mode & 07777) + " "
-            + a.get("nlink") + (isDir ? "" : " " + digest(Files.readAllBytes(p))));
+            + a.get("nlink") + (isDir ? "" : " " + a.get("size") + " " + digest(Files.readAllBytes(p))));
       }
     }
     StringBuilder sb = new StringBuilder();
@@ -249,7 +275,7 @@ class MetaCrashTest {
           sb.append("d 755 ").append(2 + subdirs.getOrDefault(e.getKey(), 0));
         } else {
           sb.append("f ").append(Integer.toOctalString(n.mode)).append(' ').append(links.get(n)).append(' ')
-              .append(digest(n.content));
+              .append(n.content.length).append(' ').append(digest(n.content));
         }
         sb.append('\n');
       }

@@ -181,6 +181,35 @@ class PosixAttributesTest extends PosixSuite {
   }
 
   @Test
+  void hardLinks_everyNameShowsTheFileAsItIsNow() throws Exception {
+    // each name is a node of its own to the kernel, with attributes of its own (libfuse 2's
+    // high-level API): a change through one name must show through the others at once, not
+    // after the attribute timeout (every stat below is within it)
+    posix("hardlinks", """
+        echo x > a; stat -c %h a >/dev/null
+        ln a b; stat -c '%n %h' a
+        truncate -s 100 b; stat -c '%n %s' a
+        chmod 600 b; stat -c '%n %a' a
+        echo more >> a; stat -c '%n %s' b
+        ln b c; stat -c '%n %h' a b
+        rm c; stat -c '%n %h' a b
+        touch d; stat d >/dev/null; ln d e; stat -c '%n %h' d; mv a e; stat -c '%n %h' d b
+        """, """
+        a 2
+        a 100
+        a 600
+        b 105
+        a 3
+        b 3
+        a 2
+        b 2
+        d 2
+        d 1
+        b 2
+        """);
+  }
+
+  @Test
   void directoryTimes_moveWithItsEntries() throws Exception {
     posix("dirtimes", """
         mkdir d e

@@ -13,10 +13,10 @@ import org.junit.jupiter.api.Test;
  * Hard links through the mount: link counts, the data kept until the last name goes, and the
  * ctime that link, unlink and rename move.
  *
- * <p>This suite mounts with {@code client.attr-timeout = 0s}, the strict setting. With the default
- * (1 s), libfuse 2's high-level API gives every name of a file its own kernel inode, so after
- * {@code ln a b} the link count and ctime that {@code stat a} shows can be stale for up to that
- * long (README, "Mount options"). The other suites run with the defaults.
+ * <p>This suite mounts with {@code client.attr-timeout = 0s}, the strict setting. libfuse 2's
+ * high-level API gives every name of a file its own kernel inode; with the default (1 s) the mount
+ * keeps the names it knows in step ({@code PosixAttributesTest} checks that), and a name only
+ * looked up can show what its lookup cached for up to that long (README, "Mount options").
  */
 class PosixLinksTest extends PosixSuite {
   @Override
