@@ -46,6 +46,8 @@ final class Report {
       new Row("find", "entries/s", true, 0.5, 0),
       new Row("diff-r", "entries/s", true, 0, 0),
       new Row("rm-rf", "entries/s", true, 0.5, 0),
+      new Row("mount-write", "MB/s", true, 0, 0),
+      new Row("mount-read", "MB/s", true, 0, 0),
       new Row("api-write", "MB/s", true, 0, 0),
       new Row("api-read", "MB/s", true, 0, 0),
       new Row("api-posix-write", "MB/s", true, 0, 0),
@@ -54,6 +56,11 @@ final class Report {
       new Row("api-read-double_buffer", "MB/s", true, 0, 0),
       new Row("api-write-single_buffer", "MB/s", true, 0, 0),
       new Row("api-read-single_buffer", "MB/s", true, 0, 0));
+
+  /** Rows measured on FlowFS alone: its client API, and its mount beside it in the api group. */
+  static boolean flowfsOnly(Row row) {
+    return row.name().startsWith("api-") || row.name().startsWith("mount-");
+  }
 
   static final List<String> SYSTEMS = List.of("flowfs", "bindfs", "local", "nullfuse");
 
@@ -135,10 +142,18 @@ final class Report {
     return row.higherBetter() ? f / o : o / f;
   }
 
-  /** The api rows (whatever the flow protocol) compare with FlowFS's own mount. */
+  /**
+   * The api rows (whatever the flow protocol) compare with FlowFS's own mount: the same size
+   * through the mount in the api group ({@code mount-write}, {@code mount-read}), else the seq
+   * group's figures.
+   */
   Double apiRatio(Row row) {
     Double api = median(row.name(), "flowfs");
-    Double mount = median(row.name().contains("-write") ? "seq-write" : "seq-read", "flowfs");
+    String way = row.name().contains("-write") ? "-write" : "-read";
+    Double mount = median("mount" + way, "flowfs");
+    if (mount == null) {
+      mount = median("seq" + way, "flowfs");
+    }
     return api == null || mount == null || mount == 0 ? null : api / mount;
   }
 

@@ -73,12 +73,20 @@ final class Workloads {
   // ---- sequential -----------------------------------------------------------------------------
 
   private void seq(Path root, Consumer<Result> out) throws Exception {
+    sequential(root, sizes.seqMib, "seq", out);
+  }
+
+  /**
+   * {@code mib} MiB written with {@code dd bs=1M conv=fsync}, then read cold: rows {@code
+   * PREFIX-write} and {@code PREFIX-read}.
+   */
+  static void sequential(Path root, int mib, String prefix, Consumer<Result> out) throws Exception {
     Path f = root.resolve("seq.bin");
-    long t = timed(() -> sh(root, "dd if=/dev/zero of=seq.bin bs=1M count=" + sizes.seqMib + " conv=fsync status=none"));
-    out.accept(new Result("seq-write", mbps(sizes.seqMib, t)));
+    long t = timed(() -> sh(root, "dd if=/dev/zero of=seq.bin bs=1M count=" + mib + " conv=fsync status=none"));
+    out.accept(new Result(prefix + "-write", mbps(mib, t)));
     dropCaches();
     t = timed(() -> sh(root, "dd if=seq.bin of=/dev/null bs=1M status=none"));
-    out.accept(new Result("seq-read", mbps(sizes.seqMib, t)));
+    out.accept(new Result(prefix + "-read", mbps(mib, t)));
     Files.deleteIfExists(f);
   }
 
