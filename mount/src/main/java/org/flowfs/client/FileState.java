@@ -336,9 +336,9 @@ final class FileState {
   /**
    * Defers a change of mode, owner or times (a {@code SetattrReq} mask of MODE, UID, GID, ATIME,
    * MTIME and KILL_SUID; times in ns) to the next recording, if the file was made by this client,
-   * is open here, and nothing of it is recorded yet; false if the change must go now. Never a change that
-   * involves set-ID bits (their clearing by a chown or write depends on the order of changes, which
-   * only the metadata server applies), nor a time the server's clock sets.
+   * is open here, and nothing of it is recorded yet; false if the change must go now. Never a
+   * change that involves set-ID bits (their clearing by a chown or write depends on the order of
+   * changes, which only the metadata server applies), nor a time the server's clock sets.
    */
   synchronized boolean defer(Attr shown, int mask, int mode, int uid, int gid, long atimeNs, long mtimeNs) {
     if (!created || (shown.mode() & (Attr.S_ISUID | Attr.S_ISGID)) != 0 || !DeferredAttrs.deferrable(mask, mode)) {

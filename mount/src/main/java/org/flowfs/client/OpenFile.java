@@ -1,5 +1,7 @@
 package org.flowfs.client;
 
+import org.flowfs.common.Handle;
+
 /**
  * One open of a regular file: the FUSE file handle {@code id} and the file's shared state. {@code
  * attrsChanged}: the open found the file's attributes changed from those this client had cached
@@ -7,7 +9,7 @@ package org.flowfs.client;
  */
 public record OpenFile(long id, FileState state, int flags, boolean attrsChanged) {
   /** The file's handle. */
-  public org.flowfs.common.Handle handle() {
+  public Handle handle() {
     return state.handle;
   }
 }

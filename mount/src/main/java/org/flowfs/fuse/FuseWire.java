@@ -7,7 +7,7 @@ import jnr.ffi.Pointer;
  * beside libfuse: the request header's fields, the opcodes the loop looks at, and the header of a
  * notification the mount writes to the device on its own. One place for the kernel's layout; the
  * classes that use it ({@link InitChannel}, {@link SetidKill}, {@link KernelAttrs}, {@link
- * PageStore}) say what they do with it.
+ * PageStore}, {@link LinkNodes}) say what they do with it.
  */
 final class FuseWire {
   /** fuse_in_header: uint32 len, uint32 opcode, uint64 unique, uint64 nodeid, ...; 40 bytes. */
@@ -15,7 +15,9 @@ final class FuseWire {
   static final int IN_NODEID = 16;
   static final int IN_HEADER = 40;
 
+  static final int FUSE_GETATTR = 3;
   static final int FUSE_SETATTR = 4;
+  static final int FUSE_LINK = 13;
   static final int FUSE_OPEN = 14;
   static final int FUSE_READ = 15;
   static final int FUSE_WRITE = 16;

@@ -1,5 +1,6 @@
 package org.flowfs.fuse;
 
+import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import jnr.ffi.Pointer;
 import org.flowfs.common.Attr;
@@ -20,14 +21,12 @@ import org.flowfs.common.Attr;
  * KernelAttrs}): the next stat through them asks this client. A node only ever looked up (never
  * the subject of a request) is not known, and keeps its attributes for the timeout as before.
  *
- * <p>The nodes of at most {@link #MAX_FILES} files are kept; past that they are forgotten and learned again.
- * libfuse numbers nodes upwards and does not reuse a number before it wraps, so a node the kernel
+ * <p>The nodes of at most {@link #MAX_FILES} files are kept; past that they are forgotten and
+ * learned again. libfuse numbers nodes upwards and does not reuse a number before it wraps, so a node the kernel
  * forgot costs a notification the kernel refuses. Thread safe.
  */
 final class LinkNodes {
   static final int MAX_FILES = 1 << 16;
-  static final int FUSE_GETATTR = 3;
-  static final int FUSE_LINK = 13;
   /** fuse_link_in: uint64 oldnodeid, the node of the file linked. */
   private static final int LINK_OLDNODEID = FuseWire.IN_HEADER;
 
@@ -48,8 +47,8 @@ final class LinkNodes {
     int opcode = FuseWire.opcode(mem);
     r[0] = opcode;
     r[1] = switch (opcode) {
-      case FUSE_GETATTR, FuseWire.FUSE_SETATTR, FuseWire.FUSE_WRITE -> mem.getLong(FuseWire.IN_NODEID);
-      case FUSE_LINK -> mem.getLong(LINK_OLDNODEID);
+      case FuseWire.FUSE_GETATTR, FuseWire.FUSE_SETATTR, FuseWire.FUSE_WRITE -> mem.getLong(FuseWire.IN_NODEID);
+      case FuseWire.FUSE_LINK -> mem.getLong(LINK_OLDNODEID);
       default -> 0;
     };
   }
@@ -61,7 +60,7 @@ final class LinkNodes {
    */
   void answered(Attr a) {
     long[] r = REQUEST.get();
-    if (r[1] == 0 || r[0] == FUSE_LINK || !a.isRegular()) {
+    if (r[1] == 0 || r[0] == FuseWire.FUSE_LINK || !a.isRegular()) {
       return;
     }
     long ino = a.handle().id();
@@ -76,10 +75,13 @@ final class LinkNodes {
     }
   }
 
-  /** The link being processed made {@code target}, now with its new link count: its node is learned and every node of it dropped. */
+  /**
+   * The link being processed made {@code target}, now with its new link count: the node it linked
+   * is learned, and every node of it dropped.
+   */
   void linked(Attr target) {
     long[] r = REQUEST.get();
-    if (r[0] != FUSE_LINK || r[1] == 0) {
+    if (r[0] != FuseWire.FUSE_LINK || r[1] == 0) {
       return;
     }
     long ino = target.handle().id();
@@ -91,7 +93,7 @@ final class LinkNodes {
   void changed(long ino) {
     if (!byIno.isEmpty()) {
       long[] r = REQUEST.get();
-      drop(ino, r[0] == FUSE_LINK ? 0 : r[1]);
+      drop(ino, r[0] == FuseWire.FUSE_LINK ? 0 : r[1]);
     }
   }
 
@@ -113,7 +115,7 @@ final class LinkNodes {
           return nodes;
         }
       }
-      long[] more = java.util.Arrays.copyOf(nodes, nodes.length + 1);
+      long[] more = Arrays.copyOf(nodes, nodes.length + 1);
       more[nodes.length] = node;
       return more;
     });
