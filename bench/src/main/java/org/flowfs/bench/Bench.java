@@ -179,7 +179,7 @@ public final class Bench implements Callable<Integer> {
             }
             t0 = System.nanoTime();
             JitActivity.Round round = () -> {
-              Workloads.sh(t.root(), "rm -rf ./* ./.[!.]* 2>/dev/null; true");
+              Workloads.empty(t.root());
               new Workloads(sizes).run(group, t.root(), r -> sink.add(t.name(), r));
             };
             if (rep < 0) {
@@ -216,7 +216,7 @@ public final class Bench implements Callable<Integer> {
   /** {@link Workloads#sequential} of {@code mib} MiB in {@code target}'s emptied root. */
   private static void sequentialOnMount(Target target, int mib, String prefix, java.util.function.Consumer<Workloads.Result> out)
       throws Exception {
-    Workloads.sh(target.root(), "rm -rf ./* ./.[!.]* 2>/dev/null; true");
+    Workloads.empty(target.root());
     Workloads.sequential(target.root(), mib, prefix, out);
   }
 

@@ -57,7 +57,7 @@ final class SoakWorkload {
     try {
       while (System.nanoTime() - start < TimeUnit.SECONDS.toNanos(seconds)) {
         String group = Workloads.GROUPS.get(rounds++ % Workloads.GROUPS.size());
-        Workloads.sh(flowfs.root(), "rm -rf ./* ./.[!.]* 2>/dev/null; true");
+        Workloads.empty(flowfs.root());
         w.run(group, flowfs.root(), r -> {});
       }
     } finally {

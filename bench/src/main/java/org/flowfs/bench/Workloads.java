@@ -70,6 +70,11 @@ final class Workloads {
     }
   }
 
+  /** Removes everything in {@code root}, the directory a round works in, before the round. */
+  static void empty(Path root) throws Exception {
+    sh(root, "rm -rf ./* ./.[!.]* 2>/dev/null; true");
+  }
+
   // ---- sequential -----------------------------------------------------------------------------
 
   private void seq(Path root, Consumer<Result> out) throws Exception {

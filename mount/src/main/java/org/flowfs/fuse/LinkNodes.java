@@ -22,8 +22,8 @@ import org.flowfs.common.Attr;
  * the subject of a request) is not known, and keeps its attributes for the timeout as before.
  *
  * <p>The nodes of at most {@link #MAX_FILES} files are kept; past that they are forgotten and
- * learned again. libfuse numbers nodes upwards and does not reuse a number before it wraps, so a node the kernel
- * forgot costs a notification the kernel refuses. Thread safe.
+ * learned again. libfuse numbers nodes upwards and does not reuse a number before it wraps, so a
+ * node the kernel forgot costs a notification the kernel refuses. Thread safe.
  */
 final class LinkNodes {
   static final int MAX_FILES = 1 << 16;
@@ -70,7 +70,7 @@ final class LinkNodes {
     if (r[0] == FuseWire.FUSE_SETATTR) {
       changed(ino);
     }
-    if (a.nlink() == 1 && !byIno.isEmpty()) {
+    if (a.nlink() == 1 && any()) {
       byIno.remove(ino); // one name left: nothing to keep in step
     }
   }
@@ -91,9 +91,8 @@ final class LinkNodes {
 
   /** File {@code ino} changed by the request being processed: its other nodes' attributes are dropped. */
   void changed(long ino) {
-    if (!byIno.isEmpty()) {
-      long[] r = REQUEST.get();
-      drop(ino, r[0] == FuseWire.FUSE_LINK ? 0 : r[1]);
+    if (any()) {
+      drop(ino, REQUEST.get()[1]); // (a link drops every node itself: linked)
     }
   }
 

@@ -16,6 +16,10 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.flowfs.client.FileSystemClient;
+import org.flowfs.common.Attr;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.rpc.NetRuntime;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -145,13 +149,12 @@ class MetaCrashTest {
    */
   private static String asNewClientSees(ProcessDeployment fs, String dir, String rendered) {
     StringBuilder sb = new StringBuilder();
-    try (org.flowfs.common.rpc.NetRuntime net = org.flowfs.common.rpc.NetRuntime.create("crash-check", 1);
-        org.flowfs.client.FileSystemClient c = new org.flowfs.client.FileSystemClient(
-            org.flowfs.common.config.FlowFsConfig.load(fs.config()), net)) {
+    try (NetRuntime net = NetRuntime.create("crash-check", 1);
+        FileSystemClient c = new FileSystemClient(FlowFsConfig.load(fs.config()), net)) {
       for (String line : rendered.split("\n")) {
         String[] f = line.split(" ");
         if (f.length > 1 && f[1].equals("f")) {
-          org.flowfs.common.Attr a = c.getattr("/" + dir + "/" + f[0]);
+          Attr a = c.getattr("/" + dir + "/" + f[0]);
           sb.append(f[0]).append(' ').append(Integer.toOctalString(a.mode() & 07777)).append(' ').append(a.nlink())
               .append(' ').append(a.size()).append('\n');
         }
@@ -165,7 +168,7 @@ class MetaCrashTest {
   /** Now, in seconds since the epoch, as bash's {@code $EPOCHREALTIME} prints it. */
   private static String epoch() {
     java.time.Instant t = java.time.Instant.now();
-    return String.format("%d.%06d", t.getEpochSecond(), t.getNano() / 1000);
+    return String.format(java.util.Locale.ROOT, "%d.%06d", t.getEpochSecond(), t.getNano() / 1000);
   }
 
   /** What a directory holds: one line per path, sorted: type, mode, link count; a file's size and content digest. */
