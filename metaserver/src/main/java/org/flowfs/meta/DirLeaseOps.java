@@ -400,23 +400,26 @@ final class DirLeaseOps {
    * Removes {@code removes} in {@code dir} in one mutation, as a {@link MetaOp.RemoveReq} each; the
    * datafiles of files that lost their last name go to the reaper. A directory's lease, which the
    * holder names, is held from expiring while the mutation runs and ends with the directory; a
-   * directory whose lease is not the one named is not removed (ESTALE): another client may have
-   * made something in it since.
+   * directory whose lease is not the one named, or one made under the batch's lease that is
+   * leased now, is not removed (ESTALE): another client may have made something in it since.
    */
   private CompletableFuture<List<RemoveResult>> removeAll(Handle dir, List<BatchRemove> removes) {
     int n = removes.size();
     List<Lease> dirLeases = new ArrayList<>(Collections.nCopies(n, null));
     List<MetadataStore.Removal> go = new ArrayList<>(n);
+    boolean[] refused = new boolean[n];
     for (int i = 0; i < n; i++) {
       BatchRemove r = removes.get(i);
-      if (r.directory()) {
+      if (r.made()) {
+        refused[i] = leasedNow(dir, r.name()); // (the store removes it only when it is an empty directory)
+      } else if (r.directory()) {
         Lease held = dirLease(dir, r);
-        if (held == null) {
-          continue;
-        }
         dirLeases.set(i, held);
+        refused[i] = held == null;
       }
-      go.add(new MetadataStore.Removal(r.name(), r.directory()));
+      if (!refused[i]) {
+        go.add(new MetadataStore.Removal(r.name(), r.directory()));
+      }
     }
     CompletableFuture<List<MetadataStore.BatchRemoved>> applied = go.isEmpty()
         ? CompletableFuture.completedFuture(List.of()) : store.removeBatch(dir, go, MetaServer.now());
@@ -426,7 +429,7 @@ final class DirLeaseOps {
       int next = 0;
       for (int i = 0; i < n; i++) {
         Lease held = dirLeases.get(i);
-        if (removes.get(i).directory() && held == null) {
+        if (refused[i]) {
           out.add(new RemoveResult(null, false, 0, 0, Errno.ESTALE.code()));
           continue;
         }
@@ -452,6 +455,19 @@ final class DirLeaseOps {
       counters.add("batch.removes-failed", n - ok);
       return out;
     });
+  }
+
+  /**
+   * Whether the directory {@code name} in {@code dir}, which a batch's holder says it made under
+   * that batch's lease, is leased now (by anyone): another client may then have made something
+   * in it that is not here yet. Not found: false (the store's removal answers ENOENT).
+   */
+  private boolean leasedNow(Handle dir, String name) {
+    try {
+      return leases.holds(store.lookup(dir, name).handle());
+    } catch (FsException e) {
+      return false;
+    }
   }
 
   /** The lease {@code r} names on the directory it removes from {@code dir}, entered; null when that is not its lease now. */

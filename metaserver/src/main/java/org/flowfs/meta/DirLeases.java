@@ -112,6 +112,11 @@ final class DirLeases implements AutoCloseable {
     return byDir.isEmpty();
   }
 
+  /** Whether a lease lives on {@code dir}. */
+  boolean holds(Handle dir) {
+    return byDir.containsKey(dir);
+  }
+
   /** How long a lease lasts without a batch. */
   long termNs() {
     return termNs;

@@ -486,6 +486,39 @@ class DirLeaseServerTest {
   }
 
   @Test
+  void batch_removesEmptyDirectoriesMadeUnderItsLease_unlessLeasedNow() throws Exception {
+    call(holder, new CreateReq(d, "file", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 4));
+    List<String> names = List.of("empty", "full", "leased", "quick");
+    List<BatchCreate> dirs = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      dirs.add(new BatchCreate(names.get(i), true, 0, r.reserved().get(i).handle(), 0755, 0, 0, null, 0, 0));
+    }
+    CreateBatchResp made = call(holder, new CreateBatchReq(d, r.lease(), dirs.subList(0, 3), List.of(), null, false, 0,
+        Unpooled.EMPTY_BUFFER));
+    made.results().forEach(x -> assertEquals(0, x.errno()));
+    Handle full = made.results().get(1).attr().handle();
+    Handle leased = made.results().get(2).attr().handle();
+    call(holder, new CreateReq(full, "f", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    DirLeaseResp onLeased = call(holder, new DirLeaseReq(leased, 1));
+    CreateBatchResp b = call(holder, new CreateBatchReq(d, r.lease(), dirs.subList(3, 4),
+        Stream.of("empty", "full", "leased", "quick", "missing", "file").map(BatchRemove::madeDir).toList(), null, false, 0,
+        Unpooled.EMPTY_BUFFER));
+    assertEquals(List.of(0, Errno.ENOTEMPTY.code(), Errno.ESTALE.code(), 0, Errno.ENOENT.code(), Errno.ENOTDIR.code()),
+        b.removed().stream().map(RemoveResult::errno).toList(),
+        "removed; not empty; a lease stands on it (its holder may hold creates); made and removed in one batch; no such name; no directory");
+    assertEquals(made.results().get(0).attr().handle(), b.removed().get(0).handle());
+    assertTrue(b.removed().get(0).gone());
+    batch(r.lease(), List.of(), true, 0);
+    assertEquals(Errno.ENOENT, errno(other, new LookupReq(d, "empty")));
+    assertEquals(Errno.ENOENT, errno(other, new LookupReq(d, "quick")));
+    assertEquals(full, call(other, new LookupReq(d, "full")).attr().handle());
+    assertNotNull(batchIn(leased, onLeased.lease(), List.of(), true, 0, new byte[0]), "the lease on it goes on");
+    assertEquals(leased, call(other, new LookupReq(d, "leased")).attr().handle());
+    assertEquals(4, call(other, new GetattrReq(d)).attr().nlink(), "d holds full and leased");
+  }
+
+  @Test
   void batch_ofAnUnknownLease_unlinksNothing() throws Exception {
     call(holder, new CreateReq(d, "keep", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
     DirLeaseResp r = call(holder, new DirLeaseReq(d, 1));

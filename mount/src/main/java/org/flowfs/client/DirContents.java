@@ -187,6 +187,22 @@ final class DirContents {
     return trusted(dir, k -> k.names.isEmpty());
   }
 
+  /**
+   * Whether {@code dir} is known and holds no name, however long ago its names were last
+   * confirmed: for a directory a lease of this client keeps other clients out of (its own, or
+   * its parent's since it was made), whose names therefore change only with this client's own
+   * changes, which keep them or forget them.
+   */
+  boolean emptyAsKnown(Handle dir) {
+    Known k = dirs.getIfPresent(dir);
+    if (k == null) {
+      return false;
+    }
+    synchronized (k) {
+      return k.names.isEmpty();
+    }
+  }
+
   /** The ctime at which every name of {@code dir} is known here; 0 when it is not known. */
   long ctimeOf(Handle dir) {
     Known k = dirs.getIfPresent(dir);

@@ -76,6 +76,8 @@ import org.slf4j.LoggerFactory;
  */
 final class DirLeases implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DirLeases.class);
+  /** The most names a lease remembers it made ({@link Lease#madeHere}). */
+  static final int MADE = 65_536;
   /** Closed files that make a batch leave at once. */
   static final int BATCH = 64;
   /** Head bytes one batch carries at most (a frame is at most {@code rpc.max-frame}, 16 MiB by default). */
@@ -153,16 +155,27 @@ final class DirLeases implements AutoCloseable {
     final Handle file;
     /** For a directory removed: this client's lease on it, which ends with it; else null. */
     final Lease child;
+    /** A directory made under {@link #lease}, not leased itself ({@link BatchRemove#madeDir}). */
+    final boolean made;
+    /** An rmdir: of a directory leased here ({@link #child}) or {@link #made} under the lease. */
+    final boolean directory;
     /** Answered, or made again, or given up: never exceptionally. */
     final CompletableFuture<Void> done = new CompletableFuture<>();
     // guarded by lease
     boolean sent;
 
-    Unlinked(Lease lease, String name, Handle file, Lease child) {
+    Unlinked(Lease lease, String name, Handle file, Lease child, boolean made) {
       this.lease = lease;
       this.name = name;
       this.file = file;
       this.child = child;
+      this.made = made;
+      this.directory = child != null || made;
+    }
+
+    /** What the batch carries of it. */
+    BatchRemove remove() {
+      return child != null ? new BatchRemove(name, child.id) : made ? BatchRemove.madeDir(name) : BatchRemove.unlink(name);
     }
   }
 
@@ -237,6 +250,15 @@ final class DirLeases implements AutoCloseable {
     final List<Unlinked> unlinked = new ArrayList<>();
     /** Names unlinked here whose batch is not answered yet: not made here again before it is. */
     final java.util.Set<String> unlinking = new java.util.HashSet<>();
+    /**
+     * The names made under this lease (at most {@link #MADE}) and not unlinked, with their
+     * objects. While the lease lives nobody else changes the directory (a request of another
+     * client there waits for its end, and one of this client ends it first), so a name here has
+     * that object ({@link #madeHere}); and nobody else can have reached one of these objects, so
+     * a directory among them that is empty as far as this client knows is empty, and its rmdir
+     * can go with a batch ({@link #rmdir}).
+     */
+    final Map<String, Handle> madeHere = new java.util.HashMap<>();
     /**
      * The directory is removed in its parent's batch ({@link #rmdir}): nothing more is made or
      * unlinked in it, and the lease is not ended here: it ends with the directory.
@@ -324,6 +346,35 @@ final class DirLeases implements AutoCloseable {
   /** Whether {@code dir} is leased here. */
   boolean holds(Handle dir) {
     return byDir.containsKey(dir);
+  }
+
+  /**
+   * Completes when the lease on {@code dir} ends, when {@code name} there is one this client made
+   * under it ({@link Lease#madeHere}) as {@code h}: until then nobody else can reach {@code h}.
+   * Null when it is not.
+   */
+  CompletableFuture<Void> madeUntil(Handle dir, String name, Handle h) {
+    Lease l = byDir.get(dir);
+    if (l == null) {
+      return null;
+    }
+    synchronized (l) {
+      return !l.over.isDone() && h.equals(l.madeHere.get(name)) ? l.over : null;
+    }
+  }
+
+  /**
+   * The object {@code name} in {@code dir} is, when this client leases {@code dir} and made that
+   * name under the lease ({@link Lease#madeHere}); else null. A lookup there would end the lease.
+   */
+  Handle madeHere(Handle dir, String name) {
+    Lease l = byDir.get(dir);
+    if (l == null) {
+      return null;
+    }
+    synchronized (l) {
+      return l.over.isDone() ? null : l.madeHere.get(name);
+    }
   }
 
   // ---- taking a lease -------------------------------------------------------------------------
@@ -538,6 +589,9 @@ final class DirLeases implements AutoCloseable {
     l.lastCreateNanos = p.madeNanos;
     l.made++;
     counters.increment(dir ? "lease.mkdirs" : "lease.creates");
+    if (l.madeHere.size() < MADE) {
+      l.madeHere.put(name, p.handle);
+    }
     if (dir) {
       closeLocked(l, p, null, 0, null);
     }
@@ -565,16 +619,19 @@ final class DirLeases implements AutoCloseable {
     }
     awaitAsked(dir);
     Lease l = byDir.get(dir);
-    if (l == null) {
+    if (l == null || !roomToUnlink(l)) {
       return false;
     }
     synchronized (l) {
-      return unlinkLocked(l, name, file, admit, null);
+      return unlinkLocked(l, name, file, admit, null, false);
     }
   }
 
-  /** Guarded by {@code l}: the unlink of {@code name} (of directory {@code child}, leased here, when not null) goes with the next batch. */
-  private boolean unlinkLocked(Lease l, String name, Handle file, BooleanSupplier admit, Lease child) {
+  /**
+   * Guarded by {@code l}: the unlink of {@code name} goes with the next batch; an rmdir when
+   * {@code child} (the directory's lease here) is not null or {@code made} (made under {@code l}).
+   */
+  private boolean unlinkLocked(Lease l, String name, Handle file, BooleanSupplier admit, Lease child, boolean made) {
     if (l.over.isDone() || l.ending || l.recalled || l.removed || l.dirAttrs != null
         || l.unlinked.size() >= MetaOp.MAX_LEASE_FILES || l.unlinking.contains(name) || byUnlinked.containsKey(file)) {
       return false;
@@ -586,23 +643,67 @@ final class DirLeases implements AutoCloseable {
     if (!admit.getAsBoolean()) {
       return false;
     }
-    Unlinked u = new Unlinked(l, name, file, child);
+    Unlinked u = new Unlinked(l, name, file, child, made);
+    l.madeHere.remove(name);
     l.unlinked.add(u);
     l.unlinking.add(name);
     byUnlinked.put(file, u);
     l.lastCreateNanos = System.nanoTime();
-    counters.increment(child == null ? "lease.unlinks" : "lease.rmdirs");
+    counters.increment(made ? "lease.rmdirs-made" : child == null ? "lease.unlinks" : "lease.rmdirs");
     queuedLocked(l);
     return true;
+  }
+
+  /**
+   * Waits while {@code l} holds as many unlinks as a batch takes (the batch out is slow to be
+   * answered): an unlink that became a call of its own would end the lease. False when it still
+   * does after three answers, or a wait fails.
+   */
+  private boolean roomToUnlink(Lease l) {
+    return betweenAnswers(l, x -> {
+      if (x.unlinked.size() < MetaOp.MAX_LEASE_FILES) {
+        return true;
+      }
+      counters.increment("lease.unlinks-full");
+      sendLocked(x);
+      return null;
+    });
+  }
+
+  /**
+   * Runs {@code step} under {@code l} until it decides (true or false); when it does not (null),
+   * it has sent what it waits for, and it runs again once the batch out now is answered. False
+   * after three such answers, or when a wait fails.
+   */
+  private boolean betweenAnswers(Lease l, java.util.function.Function<Lease, Boolean> step) {
+    for (int attempt = 0; attempt <= 3; attempt++) {
+      CompletableFuture<Void> out;
+      synchronized (l) {
+        Boolean decided = step.apply(l);
+        if (decided != null) {
+          return decided;
+        }
+        out = l.answer;
+      }
+      try {
+        await(out, timeout);
+      } catch (FsException e) {
+        return false;
+      }
+    }
+    return false;
   }
 
   /**
    * Removes directory {@code name}, object {@code child}, from {@code dir} here, when this client
    * leases both: the directory's own batches are sent and answered first (its lease goes on, so
    * no other client makes anything in it meanwhile), then the remove goes with the parent's next
-   * batch, naming the directory's lease, which ends with it. {@code admit} (run under the
-   * parent's lease) says the directory is empty and takes the name out of the names known. False
-   * when the rmdir must be a call of its own.
+   * batch, naming the directory's lease, which ends with it. Or, when this client leases {@code
+   * dir} only and made {@code child} under that lease ({@link Lease#madeDirs}), the remove goes
+   * with the next batch as one of a directory made there ({@link BatchRemove#madeDir}): nobody
+   * else can have made anything in it. {@code admit} (run under the parent's lease) says the
+   * directory is empty and takes the name out of the names known. False when the rmdir must be a
+   * call of its own.
    */
   boolean rmdir(Handle dir, String name, Handle child, BooleanSupplier admit) {
     if (files == 0) {
@@ -611,15 +712,23 @@ final class DirLeases implements AutoCloseable {
     awaitAsked(dir);
     Lease l = byDir.get(dir);
     Lease c = byDir.get(child);
-    if (l == null || c == null || c == l) {
+    if (l == null || c == l || !roomToUnlink(l)) {
       return false;
+    }
+    if (c == null) {
+      synchronized (l) {
+        // a lease on it asked for (and granted after this) would let another client in: the
+        // server refuses the remove then (ESTALE), and it is made again with a call of its own
+        return child.equals(l.madeHere.get(name)) && !asked.containsKey(child)
+            && unlinkLocked(l, name, child, admit, null, true);
+      }
     }
     if (!whenDrained(c, true, x -> x.removed = true)) { // nothing more under it; not ended by the watcher
       return false;
     }
     boolean queued;
     synchronized (l) {
-      queued = unlinkLocked(l, name, child, admit, c);
+      queued = unlinkLocked(l, name, child, admit, c, false);
     }
     if (!queued) {
       synchronized (c) {
@@ -657,25 +766,17 @@ final class DirLeases implements AutoCloseable {
    * directory's rmdir first, or after three rounds, or when a wait fails.
    */
   private boolean whenDrained(Lease l, boolean attrs, java.util.function.Consumer<Lease> then) {
-    for (int attempt = 0; ; attempt++) {
-      CompletableFuture<Void> out;
-      synchronized (l) {
-        if (l.over.isDone() || l.ending || l.recalled || l.removed || attempt > 2) {
-          return false;
-        }
-        if (l.waiting.isEmpty() && l.unlinked.isEmpty() && !l.out && (!attrs || l.dirAttrs == null)) {
-          then.accept(l);
-          return true;
-        }
-        urgeLocked(l);
-        out = l.answer;
-      }
-      try {
-        await(out, timeout);
-      } catch (FsException e) {
+    return betweenAnswers(l, x -> {
+      if (x.over.isDone() || x.ending || x.recalled || x.removed) {
         return false;
       }
-    }
+      if (x.waiting.isEmpty() && x.unlinked.isEmpty() && !x.out && (!attrs || x.dirAttrs == null)) {
+        then.accept(x);
+        return true;
+      }
+      urgeLocked(x);
+      return null;
+    });
   }
 
   /**
@@ -819,7 +920,7 @@ final class DirLeases implements AutoCloseable {
       }
     }
     List<BatchRemove> removes = new ArrayList<>(gone.size());
-    gone.forEach(u -> removes.add(u.child == null ? BatchRemove.unlink(u.name) : new BatchRemove(u.name, u.child.id)));
+    gone.forEach(u -> removes.add(u.remove()));
     l.out = true;
     l.again = full || !l.unlinked.isEmpty();
     CompletableFuture<Void> answer = new CompletableFuture<>();
@@ -857,8 +958,8 @@ final class DirLeases implements AutoCloseable {
     }
     boolean stale = err == null && r.results().stream().anyMatch(b -> b.errno() == Errno.ESTALE.code());
     for (int i = 0; err == null && !stale && i < gone.size(); i++) {
-      // an rmdir's ESTALE is of the removed directory's lease; an unlink's, of this one
-      stale = gone.get(i).child == null && r.removed().get(i).errno() == Errno.ESTALE.code();
+      // an rmdir's ESTALE is of the removed directory's lease (or one on it); an unlink's, of this one
+      stale = !gone.get(i).directory && r.removed().get(i).errno() == Errno.ESTALE.code();
     }
     if (err != null || stale) {
       Throwable t = err == null ? null : Errno.unwrap(err);
@@ -956,10 +1057,12 @@ final class DirLeases implements AutoCloseable {
 
   /** The answer {@code r} to unlink {@code u}. */
   private void unlinkDone(Lease l, Unlinked u, RemoveResult r, long askedNanos) {
-    if (r.handle() == null && u.child != null && r.errno() == Errno.ESTALE.code()) {
+    if (r.handle() == null && u.directory && r.errno() == Errno.ESTALE.code()) {
       // the directory's lease ended before its rmdir arrived (another request of this client
-      // ended it): removed with a call of its own, which sees what is in it now
-      FsException e = new FsException(Errno.ESTALE, "the lease on " + u.file.hex() + " ended before its rmdir");
+      // ended it), or a directory made here is leased now: removed with a call of its own, which
+      // waits for that lease and sees what is in it now
+      FsException e = new FsException(Errno.ESTALE, (u.made ? "a lease on " : "the lease on ") + u.file.hex()
+          + (u.made ? " stood at its rmdir" : " ended before its rmdir"));
       recovery.execute(() -> unlinkAgain(u, e));
       return;
     }
@@ -969,7 +1072,7 @@ final class DirLeases implements AutoCloseable {
           over(u.child); // the server ended it with the directory
         }
       }
-      host.unlinked(l.dir, u.name, r, u.child != null, askedNanos);
+      host.unlinked(l.dir, u.name, r, u.directory, askedNanos);
     } else {
       counters.increment("lease.unlink-failed");
       LOG.warn("unlink of {} in directory {} in a batch failed: {}", u.name, l.dir.hex(), Errno.ofCode(r.errno()));
@@ -983,7 +1086,7 @@ final class DirLeases implements AutoCloseable {
     counters.increment("lease.unlinked-again");
     try {
       retrying(() -> {
-        host.unlinkAgain(u.lease.dir, u.name, u.child != null);
+        host.unlinkAgain(u.lease.dir, u.name, u.directory);
         return null;
       });
     } catch (RuntimeException again) {
@@ -1085,6 +1188,9 @@ final class DirLeases implements AutoCloseable {
 
   private void fail(Pending p, FsException e) {
     byFile.remove(p.handle, p);
+    synchronized (p.lease) {
+      p.lease.madeHere.remove(p.name, p.handle);
+    }
     counters.increment("lease.create-failed");
     if (p.closed) {
       LOG.error("file {} made in directory {} was closed, and its create failed: {}; its bytes are lost", p.name,

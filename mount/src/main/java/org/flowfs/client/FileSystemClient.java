@@ -510,6 +510,12 @@ public final class FileSystemClient implements AutoCloseable {
     if (h != null) {
       return h;
     }
+    h = leases.madeHere(dir, name);
+    if (h != null) {
+      counters.increment("meta.lookup.made-here"); // a lookup would end the lease
+      names.put(dir, name, h);
+      return h;
+    }
     if (contents.absent(dir, name)) {
       counters.increment("meta.lookup.known-absent");
       throw new FsException(Errno.ENOENT, name);
@@ -991,6 +997,10 @@ public final class FileSystemClient implements AutoCloseable {
     }
     if (a.isDir()) {
       contents.made(a.handle(), a.ctimeNs(), System.nanoTime()); // empty: creates in it may take a lease too
+      CompletableFuture<Void> until = leases.madeUntil(dir, name, a.handle());
+      if (until != null) {
+        attrs.hold(a, until); // nobody else can reach it before the lease ends (an rmdir's lstat asks for it)
+      }
     }
     return createdNew(dir, name, a);
   }
@@ -1100,19 +1110,20 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /**
-   * Removes directory {@code name} in {@code dir} here, when this client leases both and the
-   * directory is empty as far as its lease shows ({@link DirLeases#rmdir}); false when the rmdir
-   * must be a call of its own.
+   * Removes directory {@code name} in {@code dir} here, when this client leases both, or leases
+   * {@code dir} and made the directory under that lease, and the directory is empty as far as
+   * this client knows ({@link DirLeases#rmdir}): the lease keeps every other client out of it. False
+   * when the rmdir must be a call of its own.
    */
   private boolean rmdirLeased(Handle dir, String name) {
     Handle h = names.get(dir, name);
-    if (h == null || !leases.holds(h)) {
+    if (h == null || !leases.holds(h) && !leases.holds(dir)) {
       return false;
     }
     if (contents.known(dir)) {
       leases.want(dir); // the first rmdir here waits for the grant: the rest go in its batches
     }
-    if (!leases.rmdir(dir, name, h, () -> contents.empty(h) && contents.removePending(dir, name))) {
+    if (!leases.rmdir(dir, name, h, () -> contents.emptyAsKnown(h) && contents.removePending(dir, name))) {
       return false;
     }
     removedHere(dir, name, h, -1);

@@ -27,6 +27,7 @@ import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
 import org.flowfs.common.dist.Basic;
 import org.flowfs.common.wire.Message;
+import org.flowfs.common.wire.MetaOp;
 import org.flowfs.common.wire.MetaOp.BatchCreate;
 import org.flowfs.common.wire.MetaOp.BatchRemove;
 import org.flowfs.common.wire.MetaOp.BatchResult;
@@ -77,6 +78,8 @@ class DirLeasesTest {
     volatile boolean grantInBatch = true;
     /** Answers every create ESTALE (the server restarted and forgot the lease). */
     volatile boolean stale;
+    /** Answers the removes of directories made under the batch's lease ESTALE (one is leased now). */
+    volatile boolean madeDirLeased;
     final List<String> created = new ArrayList<>();
     final List<String> failed = new ArrayList<>();
     volatile long knownCtime = CTIME;
@@ -127,7 +130,7 @@ class DirLeasesTest {
       List<RemoveResult> removed = new ArrayList<>();
       long ctime = CTIME;
       for (BatchRemove rm : q.removes()) {
-        int errno = stale ? Errno.ESTALE.code() : failErrno;
+        int errno = stale || rm.made() && madeDirLeased ? Errno.ESTALE.code() : failErrno;
         removed.add(errno != 0 ? new RemoveResult(null, false, 0, 0, errno)
             : new RemoveResult(Handle.of(Handle.META_SERVER, 1), true, ctime, ++ctime, 0));
       }
@@ -436,6 +439,79 @@ class DirLeasesTest {
     assertTrue(leases.holds(DIR));
     assertEquals(1, counters.get("lease.rmdirs"));
   }
+
+  @Test
+  void aDirectoryMadeUnderTheLease_isKnownByName_andRemovedInItsBatchWithoutALeaseOfItsOwn() throws Exception {
+    granted();
+    Attr sub = mkdir(DIR, "sub");
+    Attr quick = mkdir(DIR, "quick");
+    assertEquals(sub.handle(), leases.madeHere(DIR, "sub"), "no lookup: that would end the lease");
+    CompletableFuture<Void> until = leases.madeUntil(DIR, "sub", sub.handle());
+    assertNotNull(until, "nobody else can reach it while the lease lives");
+    assertNull(leases.madeUntil(DIR, "sub", Handle.of(Handle.META_SERVER, 999)), "another object");
+    leases.settle(sub.handle()); // its batch answered: made on the server
+    assertEquals(List.of("sub", "quick"), server.created);
+    assertFalse(leases.rmdir(DIR, "old", Handle.of(Handle.META_SERVER, 300), () -> true),
+        "not made under this lease (another client may have reached it): a call");
+    assertFalse(leases.rmdir(DIR, "sub", sub.handle(), () -> false), "not empty as far as this client knows: a call");
+    assertTrue(leases.rmdir(DIR, "sub", sub.handle(), () -> true));
+    assertNull(leases.madeHere(DIR, "sub"), "gone from the names made here");
+    assertTrue(leases.rmdir(DIR, "quick", quick.handle(), () -> true));
+    leases.settleAll();
+    assertEquals(2, server.batches.poll(5, TimeUnit.SECONDS).creates().size(), "the creates' batch");
+    CreateBatchReq b = server.batches.poll(5, TimeUnit.SECONDS);
+    assertEquals(List.of(BatchRemove.madeDir("sub"), BatchRemove.madeDir("quick")), b.removes(),
+        "removes of directories made under the batch's lease, naming no lease");
+    assertEquals(List.of("sub/", "quick/"), server.unlinked);
+    assertEquals(2, counters.get("lease.rmdirs-made"));
+    assertTrue(leases.holds(DIR), "the lease goes on");
+    assertFalse(until.isDone());
+    leases.settle(DIR); // a request naming the directory ends the lease
+    assertTrue(until.isDone(), "the lease ended: others may reach what was made under it");
+  }
+
+  @Test
+  void aMadeDirectoryTheServerRefuses_isRemovedWithACallOfItsOwn_andTheLeaseGoesOn() throws Exception {
+    granted();
+    Attr sub = mkdir(DIR, "sub");
+    server.madeDirLeased = true; // a lease on it stands at the server: the remove may not go with the batch
+    assertTrue(leases.rmdir(DIR, "sub", sub.handle(), () -> true));
+    leases.settleAll();
+    for (int i = 0; i < 500 && server.unlinkedAgain.isEmpty(); i++) {
+      Thread.sleep(2);
+    }
+    assertEquals(List.of("sub/"), server.unlinkedAgain, "made again with a call, which waits for that lease");
+    assertEquals(List.of(), server.unlinked);
+    assertTrue(leases.holds(DIR), "an rmdir's ESTALE is not the parent's");
+  }
+
+  @Test
+  void unlinksWaitForRoomInTheBatch_ratherThanEndTheLeaseWithACall() throws Exception {
+    granted();
+    server.answerAtOnce = false; // the batch out is slow to be answered: unlinks pile up behind it
+    CompletableFuture<Boolean> all = CompletableFuture.supplyAsync(() -> {
+      for (int i = 0; i < MetaOp.MAX_LEASE_FILES + BATCH_EXTRA; i++) {
+        if (!leases.unlink(DIR, "u" + i, Handle.of(Handle.META_SERVER, 5000 + i), () -> true)) {
+          return false;
+        }
+      }
+      return true;
+    });
+    for (int i = 0; i < 2500 && counters.get("lease.unlinks-full") == 0 && !all.isDone(); i++) {
+      Thread.sleep(2);
+    }
+    assertFalse(all.isDone(), "the unlink past a batch's most waits for an answer (a call of its own would end the lease)");
+    assertEquals(1, counters.get("lease.unlinks-full"));
+    for (int i = 0; i < 2500 && !all.isDone(); i++) {
+      server.answerAll();
+      Thread.sleep(2);
+    }
+    assertTrue(all.get(5, TimeUnit.SECONDS), "every unlink went with a batch");
+    assertTrue(leases.holds(DIR));
+  }
+
+  /** Unlinks past what the batch out and the next hold. */
+  private static final int BATCH_EXTRA = DirLeases.BATCH + 10;
 
   @Test
   void anRmdirTheServerKnowsNoLeaseFor_isACallOfItsOwn() throws Exception {

@@ -303,6 +303,33 @@ class BatchedCreatesTest {
     assertEquals("0 2", Sh.ok(m, "echo $(ls b4 | wc -l) $(stat -c %h b4)").strip());
   }
 
+  /**
+   * Directories made under the parent's lease are removed in its batches too, with no lease of
+   * their own (nobody else can have reached them while that lease lives), and their names and
+   * attributes answer from this client even past the timeouts; a directory that is not empty is
+   * not removed, and another client finds the rest gone.
+   */
+  @Test
+  void directoriesMadeUnderALease_areRemovedInItsBatches_andAnotherClientFindsThemGone() throws Exception {
+    Sh.ok(m, "mkdir rd");
+    long made = fs.counter("lease.rmdirs-made");
+    long own = fs.counter("meta.rmdir");
+    Sh.ok(m, "python3 -c \"\nimport os\nfor i in range(300):\n  os.mkdir('rd/d%d' % i)\n"
+        + "os.mkdir('rd/full')\nopen('rd/full/f', 'w').write('x')\n"
+        + "for i in range(300):\n  os.lstat('rd/d%d' % i)\n  os.rmdir('rd/d%d' % i)\n\"");
+    long batched = fs.counter("lease.rmdirs-made") - made;
+    assertTrue(batched >= 250, batched + " of 300 removed in the parent's batches");
+    assertTrue(fs.counter("meta.rmdir") - own <= 50, "rmdirs of their own: " + (fs.counter("meta.rmdir") - own));
+    assertTrue(Sh.fails(m, "rmdir rd/full").contains("not empty"));
+    assertEquals("full 3", Sh.ok(m, "echo $(ls rd) $(stat -c %h rd)").strip());
+    try (OtherClient other = new OtherClient(fs)) {
+      assertEquals(Errno.ENOENT, assertThrows(FsException.class, () -> other.attr("/rd/d0")).errno());
+      assertEquals(Errno.ENOENT, assertThrows(FsException.class, () -> other.attr("/rd/d299")).errno());
+      assertEquals(3, other.attr("/rd").nlink(), "rd holds full only");
+      assertEquals("x", new String(other.read("/rd/full/f"), StandardCharsets.UTF_8));
+    }
+  }
+
   @Test
   void aTreeUnpacked_isTheTree(@TempDir Path local) throws Exception {
     Path src = local.resolve("src");

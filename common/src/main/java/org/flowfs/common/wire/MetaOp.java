@@ -625,13 +625,25 @@ public sealed interface MetaOp extends Message {
   }
 
   /**
-   * One name a batch removes: a regular file or symbolic link ({@code dirLease} 0), or an empty
-   * directory the holder leases too, under lease {@code dirLease}: that lease ends with the
-   * directory. A directory whose lease is not that one (ended, expired) is not removed: ESTALE.
+   * One name a batch removes: a regular file or symbolic link ({@code dirLease} 0, not {@code
+   * made}); an empty directory the holder leases too, under lease {@code dirLease}: that lease
+   * ends with the directory; or ({@code made}) an empty directory the holder made under the
+   * batch's own lease, held since, and no lease of its own: nobody else can have reached it (a
+   * lookup or listing of the batch's directory waits for that lease's end). A directory whose
+   * lease is not the one named (ended, expired), or a {@code made} one leased now: not removed,
+   * ESTALE. A directory that is not empty: ENOTEMPTY.
    */
-  record BatchRemove(String name, long dirLease) {
+  record BatchRemove(String name, long dirLease, boolean made) {
     public BatchRemove {
       Names.checkNew(name);
+      if (made && dirLease != 0) {
+        throw new IllegalArgumentException("a directory made under the batch's lease names no lease of its own");
+      }
+    }
+
+    /** The removal of an empty directory under its lease {@code dirLease}. */
+    public BatchRemove(String name, long dirLease) {
+      this(name, dirLease, false);
     }
 
     /** An unlink of a file or symbolic link. */
@@ -639,8 +651,13 @@ public sealed interface MetaOp extends Message {
       return new BatchRemove(name, 0);
     }
 
+    /** The removal of an empty directory made under the batch's lease and not leased itself. */
+    public static BatchRemove madeDir(String name) {
+      return new BatchRemove(name, 0, true);
+    }
+
     public boolean directory() {
-      return dirLease != 0;
+      return dirLease != 0 || made;
     }
   }
 
