@@ -78,6 +78,8 @@ final class DirLeases implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DirLeases.class);
   /** The most names a lease remembers it made ({@link Lease#madeHere}). */
   static final int MADE = 65_536;
+  /** The most names all leases remember they made, together. */
+  static final int MADE_TOTAL = 262_144;
   /** Closed files that make a batch leave at once. */
   static final int BATCH = 64;
   /** Head bytes one batch carries at most (a frame is at most {@code rpc.max-frame}, 16 MiB by default). */
@@ -259,6 +261,20 @@ final class DirLeases implements AutoCloseable {
      * can go with a batch ({@link #rmdir}).
      */
     final Map<String, Handle> madeHere = new java.util.HashMap<>();
+
+    /** Guarded by this: {@code name} was made here as {@code h}; remembered within {@link #MADE} and {@link #MADE_TOTAL}. */
+    void made(String name, Handle h) {
+      if (madeHere.size() < MADE && madeNames.get() < MADE_TOTAL && madeHere.put(name, h) == null) {
+        madeNames.incrementAndGet();
+      }
+    }
+
+    /** Guarded by this: {@code name} is not (or no longer) {@code h}, when {@code h} is not null. */
+    void unmade(String name, Handle h) {
+      if (h == null ? madeHere.remove(name) != null : madeHere.remove(name, h)) {
+        madeNames.decrementAndGet();
+      }
+    }
     /**
      * The directory is removed in its parent's batch ({@link #rmdir}): nothing more is made or
      * unlinked in it, and the lease is not ended here: it ends with the directory.
@@ -277,6 +293,8 @@ final class DirLeases implements AutoCloseable {
   private final Duration timeout;
   private final Counters counters;
   private final Map<Handle, Lease> byDir = new ConcurrentHashMap<>();
+  /** The names all leases remember they made ({@link Lease#madeHere}). */
+  private final AtomicInteger madeNames = new AtomicInteger();
   private final Map<Handle, Pending> byFile = new ConcurrentHashMap<>();
   /** Files a name of was unlinked here, until their batch is answered. */
   private final Map<Handle, Unlinked> byUnlinked = new ConcurrentHashMap<>();
@@ -589,9 +607,7 @@ final class DirLeases implements AutoCloseable {
     l.lastCreateNanos = p.madeNanos;
     l.made++;
     counters.increment(dir ? "lease.mkdirs" : "lease.creates");
-    if (l.madeHere.size() < MADE) {
-      l.madeHere.put(name, p.handle);
-    }
+    l.made(name, p.handle);
     if (dir) {
       closeLocked(l, p, null, 0, null);
     }
@@ -644,7 +660,7 @@ final class DirLeases implements AutoCloseable {
       return false;
     }
     Unlinked u = new Unlinked(l, name, file, child, made);
-    l.madeHere.remove(name);
+    l.unmade(name, null);
     l.unlinked.add(u);
     l.unlinking.add(name);
     byUnlinked.put(file, u);
@@ -699,7 +715,7 @@ final class DirLeases implements AutoCloseable {
    * leases both: the directory's own batches are sent and answered first (its lease goes on, so
    * no other client makes anything in it meanwhile), then the remove goes with the parent's next
    * batch, naming the directory's lease, which ends with it. Or, when this client leases {@code
-   * dir} only and made {@code child} under that lease ({@link Lease#madeDirs}), the remove goes
+   * dir} only and made {@code child} under that lease ({@link Lease#madeHere}), the remove goes
    * with the next batch as one of a directory made there ({@link BatchRemove#madeDir}): nobody
    * else can have made anything in it. {@code admit} (run under the parent's lease) says the
    * directory is empty and takes the name out of the names known. False when the rmdir must be a
@@ -1189,7 +1205,7 @@ final class DirLeases implements AutoCloseable {
   private void fail(Pending p, FsException e) {
     byFile.remove(p.handle, p);
     synchronized (p.lease) {
-      p.lease.madeHere.remove(p.name, p.handle);
+      p.lease.unmade(p.name, p.handle);
     }
     counters.increment("lease.create-failed");
     if (p.closed) {
@@ -1213,6 +1229,8 @@ final class DirLeases implements AutoCloseable {
   /** Guarded by {@code l}. */
   private void over(Lease l) {
     byDir.remove(l.dir, l);
+    madeNames.addAndGet(-l.madeHere.size());
+    l.madeHere.clear();
     l.over.complete(null);
   }
 

@@ -1116,7 +1116,8 @@ public final class FileSystemClient implements AutoCloseable {
    * when the rmdir must be a call of its own.
    */
   private boolean rmdirLeased(Handle dir, String name) {
-    Handle h = names.get(dir, name);
+    Handle cached = names.get(dir, name);
+    Handle h = cached != null ? cached : leases.madeHere(dir, name); // (no lookup first: an rmdir through the API)
     if (h == null || !leases.holds(h) && !leases.holds(dir)) {
       return false;
     }

@@ -327,7 +327,21 @@ class BatchedCreatesTest {
       assertEquals(Errno.ENOENT, assertThrows(FsException.class, () -> other.attr("/rd/d299")).errno());
       assertEquals(3, other.attr("/rd").nlink(), "rd holds full only");
       assertEquals("x", new String(other.read("/rd/full/f"), StandardCharsets.UTF_8));
+      // through the API, where no lookup comes before an rmdir
+      other.mkdir("/rd/api");
+      for (int i = 0; i < 100; i++) {
+        other.mkdir("/rd/api/x" + i);
+      }
+      long until = System.nanoTime() + 1_500_000_000L; // past the entry timeout, the lease kept by creates
+      for (int i = 0; System.nanoTime() < until; i++) {
+        other.create("/rd/api/f" + i, new byte[] {1});
+      }
+      for (int i = 0; i < 100; i++) {
+        other.rmdir("/rd/api/x" + i);
+      }
+      assertTrue(other.counter("lease.rmdirs-made") >= 80, other.counter("lease.rmdirs-made") + " of 100 in batches");
     }
+    assertEquals("", Sh.ok(m, "ls rd/api | grep x || true").strip(), "the mount finds them gone");
   }
 
   @Test

@@ -95,6 +95,15 @@ final class OtherClient implements AutoCloseable {
     client.rename(from, to, 0);
   }
 
+  void rmdir(String path) {
+    client.rmdir(path);
+  }
+
+  /** This client's counter {@code name}. */
+  long counter(String name) {
+    return client.counters().get(name);
+  }
+
   @Override
   public void close() {
     client.close();
