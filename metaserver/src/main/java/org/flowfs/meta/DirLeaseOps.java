@@ -463,22 +463,23 @@ final class DirLeaseOps {
    * in it that is not here yet. Not found: false (the store's removal answers ENOENT).
    */
   private boolean leasedNow(Handle dir, String name) {
-    try {
-      return leases.holds(store.lookup(dir, name).handle());
-    } catch (FsException e) {
-      return false;
-    }
+    Attr a = found(dir, name);
+    return a != null && leases.holds(a.handle());
   }
 
   /** The lease {@code r} names on the directory it removes from {@code dir}, entered; null when that is not its lease now. */
   private Lease dirLease(Handle dir, BatchRemove r) {
-    Attr a;
+    Attr a = found(dir, r.name());
+    return a != null && a.isDir() ? leases.enterBatch(a.handle(), r.dirLease()) : null;
+  }
+
+  /** What {@code name} in {@code dir} is now; null when the lookup fails (the store's removal then says why). */
+  private Attr found(Handle dir, String name) {
     try {
-      a = store.lookup(dir, r.name());
+      return store.lookup(dir, name);
     } catch (FsException e) {
       return null;
     }
-    return a.isDir() ? leases.enterBatch(a.handle(), r.dirLease()) : null;
   }
 
   /**

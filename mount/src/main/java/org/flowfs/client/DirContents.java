@@ -96,12 +96,17 @@ final class DirContents {
 
   /** {@code test} of {@code dir}'s names, under their lock, when they are known and trusted; else false. */
   private boolean trusted(Handle dir, java.util.function.Predicate<Known> test) {
+    return known(dir, k -> System.nanoTime() - k.confirmedNanos < ttlNanos && test.test(k));
+  }
+
+  /** {@code test} of {@code dir}'s names, under their lock, when they are known, trusted or not; else false. */
+  private boolean known(Handle dir, java.util.function.Predicate<Known> test) {
     Known k = dirs.getIfPresent(dir);
     if (k == null) {
       return false;
     }
     synchronized (k) {
-      return System.nanoTime() - k.confirmedNanos < ttlNanos && test.test(k);
+      return test.test(k);
     }
   }
 
@@ -194,13 +199,7 @@ final class DirContents {
    * changes, which keep them or forget them.
    */
   boolean emptyAsKnown(Handle dir) {
-    Known k = dirs.getIfPresent(dir);
-    if (k == null) {
-      return false;
-    }
-    synchronized (k) {
-      return k.names.isEmpty();
-    }
+    return known(dir, k -> k.names.isEmpty());
   }
 
   /** The ctime at which every name of {@code dir} is known here; 0 when it is not known. */

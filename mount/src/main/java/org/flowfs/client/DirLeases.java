@@ -159,8 +159,6 @@ final class DirLeases implements AutoCloseable {
     final Lease child;
     /** A directory made under {@link #lease}, not leased itself ({@link BatchRemove#madeDir}). */
     final boolean made;
-    /** An rmdir: of a directory leased here ({@link #child}) or {@link #made} under the lease. */
-    final boolean directory;
     /** Answered, or made again, or given up: never exceptionally. */
     final CompletableFuture<Void> done = new CompletableFuture<>();
     // guarded by lease
@@ -172,7 +170,11 @@ final class DirLeases implements AutoCloseable {
       this.file = file;
       this.child = child;
       this.made = made;
-      this.directory = child != null || made;
+    }
+
+    /** An rmdir: of a directory leased here ({@link #child}) or {@link #made} under the lease. */
+    boolean directory() {
+      return child != null || made;
     }
 
     /** What the batch carries of it. */
@@ -372,13 +374,7 @@ final class DirLeases implements AutoCloseable {
    * Null when it is not.
    */
   CompletableFuture<Void> madeUntil(Handle dir, String name, Handle h) {
-    Lease l = byDir.get(dir);
-    if (l == null) {
-      return null;
-    }
-    synchronized (l) {
-      return !l.over.isDone() && h.equals(l.madeHere.get(name)) ? l.over : null;
-    }
+    return underLive(dir, l -> h.equals(l.madeHere.get(name)) ? l.over : null);
   }
 
   /**
@@ -386,12 +382,17 @@ final class DirLeases implements AutoCloseable {
    * name under the lease ({@link Lease#madeHere}); else null. A lookup there would end the lease.
    */
   Handle madeHere(Handle dir, String name) {
+    return underLive(dir, l -> l.madeHere.get(name));
+  }
+
+  /** {@code f} of the lease on {@code dir}, under it, when one lives here; else null. */
+  private <T> T underLive(Handle dir, java.util.function.Function<Lease, T> f) {
     Lease l = byDir.get(dir);
     if (l == null) {
       return null;
     }
     synchronized (l) {
-      return l.over.isDone() ? null : l.madeHere.get(name);
+      return l.over.isDone() ? null : f.apply(l);
     }
   }
 
@@ -975,7 +976,7 @@ final class DirLeases implements AutoCloseable {
     boolean stale = err == null && r.results().stream().anyMatch(b -> b.errno() == Errno.ESTALE.code());
     for (int i = 0; err == null && !stale && i < gone.size(); i++) {
       // an rmdir's ESTALE is of the removed directory's lease (or one on it); an unlink's, of this one
-      stale = !gone.get(i).directory && r.removed().get(i).errno() == Errno.ESTALE.code();
+      stale = !gone.get(i).directory() && r.removed().get(i).errno() == Errno.ESTALE.code();
     }
     if (err != null || stale) {
       Throwable t = err == null ? null : Errno.unwrap(err);
@@ -1073,7 +1074,7 @@ final class DirLeases implements AutoCloseable {
 
   /** The answer {@code r} to unlink {@code u}. */
   private void unlinkDone(Lease l, Unlinked u, RemoveResult r, long askedNanos) {
-    if (r.handle() == null && u.directory && r.errno() == Errno.ESTALE.code()) {
+    if (r.handle() == null && u.directory() && r.errno() == Errno.ESTALE.code()) {
       // the directory's lease ended before its rmdir arrived (another request of this client
       // ended it), or a directory made here is leased now: removed with a call of its own, which
       // waits for that lease and sees what is in it now
@@ -1088,7 +1089,7 @@ final class DirLeases implements AutoCloseable {
           over(u.child); // the server ended it with the directory
         }
       }
-      host.unlinked(l.dir, u.name, r, u.directory, askedNanos);
+      host.unlinked(l.dir, u.name, r, u.directory(), askedNanos);
     } else {
       counters.increment("lease.unlink-failed");
       LOG.warn("unlink of {} in directory {} in a batch failed: {}", u.name, l.dir.hex(), Errno.ofCode(r.errno()));
@@ -1102,7 +1103,7 @@ final class DirLeases implements AutoCloseable {
     counters.increment("lease.unlinked-again");
     try {
       retrying(() -> {
-        host.unlinkAgain(u.lease.dir, u.name, u.directory);
+        host.unlinkAgain(u.lease.dir, u.name, u.directory());
         return null;
       });
     } catch (RuntimeException again) {
