@@ -292,8 +292,9 @@ final class FlowDataPath implements DataPath {
         FlowReq req = new FlowReq(tag, h, write, spec, fileReqOffset, aggregate, layout.dist(), d.fileData().serverNr(),
             n, write ? 0 : fsize, protocol, head);
         if (write) {
-          // handshake first: the data may flow once the server said it is ready
-          return c.call(req).thenCompose(ack -> {
+          // handshake first: the data may flow once the server said it is ready; the flow is
+          // posted where the ack is read, so it is there for the server's FlowDone that follows
+          return c.call(req, ack -> {
             if (ack.bytes() != bytes) {
               throw new FsException(Errno.EPROTO, "server expects " + ack.bytes() + " bytes, client has " + bytes);
             }

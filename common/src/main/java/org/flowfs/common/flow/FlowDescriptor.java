@@ -36,6 +36,7 @@ public final class FlowDescriptor {
   // ---- read by the caller after completion
   private volatile FlowState state = FlowState.INITIAL;
   private volatile Errno errorCode = Errno.OK;
+  private volatile String errorDetail;
   private volatile long totalTransferred;
 
   // ---- internal: the flow interface's and the protocol's
@@ -68,6 +69,7 @@ public final class FlowDescriptor {
     fileData = null;
     state = FlowState.INITIAL;
     errorCode = Errno.OK;
+    errorDetail = null;
     totalTransferred = 0;
     flowproto = null;
     priority = 0;
@@ -194,6 +196,11 @@ public final class FlowDescriptor {
     return errorCode;
   }
 
+  /** Why the flow ended in the ERROR state, as its end said it; null otherwise. */
+  public String errorDetail() {
+    return errorDetail;
+  }
+
   public long totalTransferred() {
     return totalTransferred;
   }
@@ -263,9 +270,13 @@ public final class FlowDescriptor {
     this.errorCode = e;
   }
 
+  void errorDetail(String detail) {
+    this.errorDetail = detail;
+  }
+
   @Override
   public String toString() {
     return "flow " + tag + " " + (src == null ? "?" : src.getClass().getSimpleName()) + "->"
-        + (dest == null ? "?" : dest.getClass().getSimpleName()) + " " + state + " " + totalTransferred + " bytes";
+        + (dest == null ? "?" : dest.getClass().getSimpleName()) + " " + state + " " + totalTransferred + " bytes" + (errorDetail == null ? "" : " (" + errorDetail + ")");
   }
 }

@@ -391,6 +391,9 @@ public final class FlowInterface implements AutoCloseable {
       }
     }
     d.errorCode(e);
+    if (s == FlowState.ERROR) {
+      d.errorDetail(detail);
+    }
     d.state(s);
     if (s == FlowState.ERROR) {
       counters.increment("flow.errors");

@@ -16,12 +16,14 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.config.RpcConfig;
@@ -117,7 +119,7 @@ public final class RpcClient implements AutoCloseable {
         out.completeExceptionally(err);
         return;
       }
-      callOn(link, req, timeout).whenComplete((r, e) -> {
+      callOn(link, req, timeout, f -> f).whenComplete((r, e) -> {
         if (e != null) {
           out.completeExceptionally(e);
         } else if (!out.complete(r)) {
@@ -145,7 +147,19 @@ public final class RpcClient implements AutoCloseable {
 
     /** Sends a request on this connection. */
     public <R extends Message> CompletableFuture<R> call(Req<R> req) {
-      return callOn(link, req, config.timeout());
+      return callOn(link, req, config.timeout(), f -> f);
+    }
+
+    /**
+     * Sends a request on this connection; {@code then} takes the answer where it is read, before
+     * any frame that follows it on the connection. A flow posted in {@code then} (a write's, after
+     * the server's ack) is there for the server's next frames, even for an answer that comes back
+     * before this method returns: composing on the future {@link #call(Req)} returns would then run
+     * in the caller's thread, while the connection reads on.
+     */
+    public <R extends Message, T> CompletableFuture<T> call(Req<R> req,
+        Function<? super R, ? extends CompletionStage<T>> then) {
+      return callOn(link, req, config.timeout(), f -> f.thenCompose(then));
     }
 
     /** Sends a one-way frame with id {@code tag} on this connection; consumes a payload. */
@@ -161,8 +175,14 @@ public final class RpcClient implements AutoCloseable {
   }
 
   @SuppressWarnings("unchecked")
-  private <R extends Message> CompletableFuture<R> callOn(Link link, Req<R> req, Duration timeout) {
+  /**
+   * Sends {@code req} on the link; {@code answered} composes on the answer's future before the
+   * request leaves, so what it adds runs where the answer is read. Returns what it returns.
+   */
+  private <R extends Message, T> CompletableFuture<T> callOn(Link link, Req<R> req, Duration timeout,
+      Function<CompletableFuture<R>, CompletableFuture<T>> answered) {
     CompletableFuture<R> result = new CompletableFuture<>();
+    CompletableFuture<T> out = answered.apply(result);
     Class<?> expected = registry.responseTypeOf(req);
     long id = ids.incrementAndGet();
     {
@@ -170,7 +190,7 @@ public final class RpcClient implements AutoCloseable {
       if (!ch.isActive()) {
         HasPayload.releaseIfAny(req);
         result.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT, "connection to " + peer + " is closed"));
-        return result;
+        return out;
       }
       Pending p = new Pending((CompletableFuture<Message>) (CompletableFuture<?>) result, expected);
       Map<Long, Pending> pending = link.pending();
@@ -204,7 +224,7 @@ public final class RpcClient implements AutoCloseable {
         }
       }
     }
-    return result;
+    return out;
   }
 
   @Override

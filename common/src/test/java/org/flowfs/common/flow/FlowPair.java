@@ -30,9 +30,7 @@ import org.flowfs.common.rpc.NetRuntime;
 import org.flowfs.common.rpc.OpTable;
 import org.flowfs.common.rpc.RpcClient;
 import org.flowfs.common.rpc.RpcServer;
-import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.IoOp.FlowAck;
-import org.flowfs.common.wire.IoOp.FlowDone;
 import org.flowfs.common.wire.IoOp.FlowReq;
 import org.flowfs.common.wire.MessageRegistry;
 import org.flowfs.common.wire.RequestSpec;
@@ -40,10 +38,10 @@ import org.flowfs.common.wire.RequestSpec;
 /**
  * A client and {@code n} I/O servers over loopback, each end with its own {@link FlowInterface}
  * running one protocol, doing the handshake the way {@code IoServer} and {@code FlowDataPath} do:
- * the client sends a {@link FlowReq} on a conduit; the server answers {@link FlowAck} and then
- * posts its flow between the connection and a {@link MemFlowStorage}; for a write the client posts
- * its memory-to-network flow after the ack, for a read its network-to-memory flow before the
- * request. One-way frames at both ends go to {@link FlowInterface#deliver}.
+ * the client sends a {@link FlowReq} on a conduit; the server posts its flow between the
+ * connection and a {@link MemFlowStorage} and answers {@link FlowAck}; for a write the client
+ * posts its memory-to-network flow where it reads the ack, for a read its network-to-memory flow
+ * before the request. One-way frames at both ends go to {@link FlowInterface#deliver}.
  *
  * <p>Server {@code i} keeps the file's datafile {@link #handle(int)}. Buffers from {@link
  * #buffer} are released by {@link #close}, after every flow interface has stopped, so a test that
@@ -98,15 +96,15 @@ final class FlowPair implements AutoCloseable {
         long bytes = d.bytesForServer();
         channel(q.tag()).complete(ctx.channel());
         if (postFlows) {
-          // as IoServer: post once the ack is on its way, so a read's data follows its ack
-          ctx.channel().eventLoop().execute(() -> {
-            try {
-              flows.post(d).whenComplete((x, e) -> serverFlow(q.tag()).complete(d));
-            } catch (RuntimeException e) {
-              ctx.channel().writeAndFlush(Envelope.oneway(q.tag(), new FlowDone(Errno.from(e).code(), 0, 0)));
-              serverFlow(q.tag()).completeExceptionally(e);
-            }
-          });
+          // as IoServer: in service before the ack leaves, so the data the ack invites finds the
+          // flow; on the event loop, which writes the ack when this returns, before anything the
+          // flow sends (written by later tasks of the loop)
+          try {
+            flows.post(d).whenComplete((x, e) -> serverFlow(q.tag()).complete(d));
+          } catch (RuntimeException e) {
+            serverFlow(q.tag()).completeExceptionally(e);
+            return CompletableFuture.failedFuture(e);
+          }
         }
         return CompletableFuture.completedFuture(new FlowAck(q.tag(), bytes));
       });
@@ -351,7 +349,7 @@ final class FlowPair implements AutoCloseable {
         FlowReq req = new FlowReq(tag, srv.handle, write, wireReq, spec.fileReqOffset(), spec.aggregate(), spec.dist(),
             serverNr, n, write ? 0 : spec.fsize(), protocol);
         if (write) {
-          return c.call(req).thenCompose(ack -> {
+          return c.call(req, ack -> {
             if (ack.bytes() != bytes) {
               throw new FsException(Errno.EPROTO, "server expects " + ack.bytes() + " bytes, client has " + bytes);
             }

@@ -684,7 +684,7 @@ abstract class FlowProtocolContract {
     for (Leg l : t.legs()) {
       FlowDescriptor c = l.clientFlow();
       FlowDescriptor s = l.serverDone().getNow(null);
-      assertEquals(FlowState.COMPLETE, c.state(), () -> "client " + c + ": " + c.errorCode());
+      assertEquals(FlowState.COMPLETE, c.state(), () -> "client " + c + ": " + c.errorCode() + "; server " + s);
       assertEquals(Errno.OK, c.errorCode());
       assertEquals(l.bytes(), c.totalTransferred(), () -> "client " + c);
       assertTrue(s != null, "server flow posted");

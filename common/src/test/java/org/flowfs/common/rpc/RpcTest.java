@@ -22,7 +22,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -46,6 +48,7 @@ import org.flowfs.common.wire.CommonOp.PingReq;
 import org.flowfs.common.wire.CommonOp.PingResp;
 import org.flowfs.common.wire.CommonOp.StatsReq;
 import org.flowfs.common.wire.CommonOp.StatsResp;
+import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.Frames;
 import org.flowfs.common.wire.IoOp.ReadReq;
 import org.flowfs.common.wire.IoOp.ReadResp;
@@ -445,6 +448,58 @@ class RpcTest {
     }
     // whatever connections got through before close() saw it, the server sees them all closed
     await(() -> served.stream().noneMatch(Channel::isActive), "every connection of a closed client is closed");
+  }
+
+  @Test
+  void conduitCall_takesTheAnswerBeforeTheFrameThatFollowsIt() throws Exception {
+    // as an I/O server answers a flow request and then sends the flow's first frame: a write
+    // flow the client posts on the answer must be there for that frame
+    RpcServer s = server(new OpTable().async(PingReq.class, Access.READ_ONLY, (q, ctx) -> {
+      Channel ch = ctx.channel();
+      ch.eventLoop().execute(() -> ch.writeAndFlush(Envelope.oneway(q.sentNanos(), new PingReq(q.sentNanos()))));
+      return CompletableFuture.completedFuture(new PingResp("test", 7, "v1", q.sentNanos()));
+    }), rpc(Map.of()));
+    RpcClient c = client(s, rpc(Map.of()));
+    Set<Long> answered = ConcurrentHashMap.newKeySet();
+    AtomicInteger early = new AtomicInteger();
+    AtomicInteger frames = new AtomicInteger();
+    c.onOneway((ch, env) -> {
+      if (!answered.contains(env.id())) {
+        early.incrementAndGet();
+      }
+      frames.incrementAndGet();
+      env.release();
+    });
+    RpcClient.Conduit conduit = c.conduit().get(5, TimeUnit.SECONDS);
+    // from more threads than cores, not the connection's: a caller may lose its core right after
+    // the request left, and its answer be read before call returns
+    int threads = 8;
+    int perThread = 6000;
+    int calls = threads * perThread;
+    ExecutorService callers = pool("rpc-test-callers", threads);
+    List<CompletableFuture<List<CompletableFuture<Long>>>> issued = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      long first = 1L + (long) t * perThread;
+      issued.add(CompletableFuture.supplyAsync(() -> {
+        List<CompletableFuture<Long>> mine = new ArrayList<>();
+        for (long id = first; id < first + perThread; id++) {
+          long i = id;
+          mine.add(conduit.call(new PingReq(i), r -> {
+            answered.add(i);
+            return CompletableFuture.completedFuture(r.sentNanos());
+          }));
+        }
+        return mine;
+      }, callers));
+    }
+    for (int t = 0; t < threads; t++) {
+      List<CompletableFuture<Long>> mine = issued.get(t).get(30, TimeUnit.SECONDS);
+      for (int i = 0; i < perThread; i++) {
+        assertEquals(1L + (long) t * perThread + i, mine.get(i).get(10, TimeUnit.SECONDS));
+      }
+    }
+    await(() -> frames.get() == calls, "a frame after every answer");
+    assertEquals(0, early.get(), "frames read before the answer ahead of them was taken");
   }
 
   @Test
