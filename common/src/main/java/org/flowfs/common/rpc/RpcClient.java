@@ -346,6 +346,7 @@ public final class RpcClient implements AutoCloseable {
           .handler(new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel ch) {
+              LoopbackCongestion.connecting(ch, address, config.loopbackCongestion());
               FrameDecoder frames = new FrameDecoder(registry, (int) config.maxFrame());
               frames.limit(RpcServer.PRE_AUTH_FRAME);
               ch.pipeline()

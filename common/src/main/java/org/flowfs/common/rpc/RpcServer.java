@@ -120,6 +120,12 @@ public final class RpcServer implements AutoCloseable {
         .channel(net.serverChannelType())
         .option(ChannelOption.SO_REUSEADDR, true)
         .option(ChannelOption.SO_BACKLOG, 1024)
+        .handler(new ChannelInitializer<Channel>() {
+          @Override
+          protected void initChannel(Channel ch) {
+            LoopbackCongestion.listening(ch, config.loopbackCongestion()); // before bind: what it accepts inherits it
+          }
+        })
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.RCVBUF_ALLOCATOR, NetRuntime.SERVER_RECEIVE_BUFFERS)
         .childOption(ChannelOption.SO_KEEPALIVE, true)
@@ -127,6 +133,7 @@ public final class RpcServer implements AutoCloseable {
           @Override
           protected void initChannel(Channel ch) {
             channels.add(ch);
+            LoopbackCongestion.accepted(ch, config.loopbackCongestion());
             counters.increment("connections.accepted");
             FrameDecoder frames = new FrameDecoder(registry, (int) config.maxFrame());
             frames.limit(PRE_AUTH_FRAME);

@@ -47,7 +47,7 @@ class FlowFsConfigTest {
     assertEquals(new IoConfig(4, 1024, 32L << 20, true), c.io());
     assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0, 64 * 1024), c.layout());
     assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
-        Secret.of(SECRET)), c.rpc());
+        Secret.of(SECRET), "cubic"), c.rpc());
     assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 8L << 20, 64 << 10, 32), c.client());
     assertEquals("30s", c.effective().get("rpc.timeout"));
     assertEquals("16MiB", c.effective().get("rpc.max-frame"));
@@ -82,6 +82,7 @@ class FlowFsConfigTest {
         "rpc.max-frame = 32M",
         "rpc.connections = 4",
         "rpc.auth-timeout = 3s",
+        "rpc.loopback-congestion = default",
         "client.attr-timeout = 0",
         "client.entry-timeout = 10s",
         "client.cache-entries = 1000",
@@ -108,7 +109,7 @@ class FlowFsConfigTest {
     assertEquals(new IoConfig(16, 4096, 32L << 20, true), c.io());
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
-        Secret.of("0123456789abcdef0123")), c.rpc());
+        Secret.of("0123456789abcdef0123"), ""), c.rpc());
     assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0, 32), c.client());
     assertEquals("(20 characters)", c.effective().get("fs.secret"), "the secret is masked");
     assertFalse(c.render().contains("0123456789abcdef"), "render never writes the secret");
@@ -215,6 +216,7 @@ class FlowFsConfigTest {
   void parse_badChoiceNameAddressOrSecret_namesKey() {
     assertProblem(refused("layout.distribution = round_robin"), "key 'layout.distribution': 'round_robin' is not one of");
     assertProblem(refused("fs.name = has space"), "key 'fs.name': 'has space' is not a name");
+    assertProblem(refused("rpc.loopback-congestion = Cubic!"), "key 'rpc.loopback-congestion': 'Cubic!' is not a congestion");
     assertFileProblem("fs.secret = short\nmeta.address = m:1\nio.0.address = i:1\n",
         "key 'fs.secret': must be at least 16 characters");
     for (String bad : new String[] {"localhost", "host:", ":7000", "host:http", "host:65536", "host:-1"}) {

@@ -503,6 +503,25 @@ class RpcTest {
   }
 
   @Test
+  void loopbackConnections_takeTheConfiguredCongestionControl_atBothEnds() throws Exception {
+    // reno: neither the default setting (cubic) nor, here, the kernel's (bbr), so it shows the key works
+    for (String cc : new String[] {"reno", "default"}) {
+      RpcConfig config = rpc(Map.of("rpc.loopback-congestion", cc));
+      AtomicReference<Channel> accepted = new AtomicReference<>();
+      RpcServer s = server(new OpTable().async(PingReq.class, Access.READ_ONLY, (q, ctx) -> {
+        accepted.set(ctx.channel());
+        return CompletableFuture.completedFuture(new PingResp("test", 7, "v1", q.sentNanos()));
+      }), config);
+      RpcClient c = client(s, config);
+      Channel mine = c.conduit().get(5, TimeUnit.SECONDS).channel();
+      c.call(new PingReq(1)).get(5, TimeUnit.SECONDS);
+      String expected = cc.equals("default") ? LoopbackCongestion.kernelDefault() : cc;
+      assertEquals(expected, LoopbackCongestion.of(mine), cc + ": the client's socket");
+      assertEquals(expected, LoopbackCongestion.of(accepted.get()), cc + ": the server's socket");
+    }
+  }
+
+  @Test
   void opTable_oneHandlerPerType() {
     OpTable t = new OpTable().async(PingReq.class, Access.READ_ONLY,
         (q, ctx) -> CompletableFuture.completedFuture(new PingResp("r", 0, "v", 0)));
