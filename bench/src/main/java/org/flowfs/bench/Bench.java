@@ -30,7 +30,7 @@ public final class Bench implements Callable<Integer> {
 
   @Option(names = "--warmup", description = "Warm-up repetitions run before the measured ones and not counted, "
       + "on every system alike, each system's round of a group repeated until the JIT compilers of its "
-      + "processes take at most 5% of the CPU (at most 8 rounds): the JVMs of FlowFS's six processes compile "
+      + "processes take at most 5%% of the CPU (at most 8 rounds): the JVMs of FlowFS's six processes compile "
       + "their hot paths over the first gigabytes (default: 1; --smoke: 0). Not for scale, protocols or soak.")
   Integer warmup;
 
