@@ -43,6 +43,8 @@ final class LoopbackCongestion {
 
   private static final class Holder {
     static final LibC LIBC = load();
+    /** Read once per process: every connection accepted from another host needs it. */
+    static final String KERNEL_DEFAULT = readKernelDefault();
 
     private static LibC load() {
       try {
@@ -114,6 +116,10 @@ final class LoopbackCongestion {
 
   /** The kernel's default congestion control, or null where it cannot be read. */
   static String kernelDefault() {
+    return Holder.KERNEL_DEFAULT;
+  }
+
+  private static String readKernelDefault() {
     try {
       return Files.readString(Path.of("/proc/sys/net/ipv4/tcp_congestion_control")).trim();
     } catch (IOException | RuntimeException e) {
@@ -129,8 +135,7 @@ final class LoopbackCongestion {
     if (peer == null) {
       return false;
     }
-    InetAddress a = peer.isUnresolved() ? new InetSocketAddress(peer.getHostString(), peer.getPort()).getAddress()
-        : peer.getAddress();
+    InetAddress a = peer.getAddress(); // null for an unresolved one: not known to be here
     if (a == null) {
       return false;
     }

@@ -336,6 +336,8 @@ public final class RpcClient implements AutoCloseable {
         f.completeExceptionally(CallFailure.eio(CallFailure.Stage.NOT_SENT, "client to " + peer + " is closed"));
         return f;
       }
+      // resolved once: the loopback check and the connect see the same address
+      InetSocketAddress target = new InetSocketAddress(address.getHostString(), address.getPort());
       Bootstrap b = new Bootstrap()
           .group(net.group())
           .channel(net.channelType())
@@ -346,7 +348,7 @@ public final class RpcClient implements AutoCloseable {
           .handler(new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel ch) {
-              LoopbackCongestion.connecting(ch, address, config.loopbackCongestion());
+              LoopbackCongestion.connecting(ch, target, config.loopbackCongestion());
               FrameDecoder frames = new FrameDecoder(registry, (int) config.maxFrame());
               frames.limit(RpcServer.PRE_AUTH_FRAME);
               ch.pipeline()
@@ -356,7 +358,7 @@ public final class RpcClient implements AutoCloseable {
                   .addLast("answers", new Answers(pending));
             }
           });
-      ChannelFuture cf = b.connect(new InetSocketAddress(address.getHostString(), address.getPort()));
+      ChannelFuture cf = b.connect(target);
       cf.addListener(x -> {
         if (cf.isSuccess()) {
           // the handshake completes f
