@@ -43,6 +43,13 @@ final class FileState {
   private int writableOpens;
   /** The block a small read that jumps is widened to (0: never); see {@link #around()}. */
   private final int around;
+  /**
+   * Guards {@link #epoch} (written under this state's lock as well, so a read may take it under
+   * either) and {@link #storing}. The page sink's thread takes only this lock, never the state's:
+   * a state's lock is held through a whole read from the servers, and random reads that keep
+   * missing held it so much of the time that stores waited on it until their queue overflowed.
+   */
+  private final Object stores = new Object();
   /** Counts {@link #quiesce()} calls: a store offered before the last one may no longer begin. */
   private long epoch;
   /** Read-around stores begun and not ended. */
@@ -244,19 +251,25 @@ final class FileState {
    * dirty pages a store would overwrite. Never called with the kernel holding a page of this
    * file locked for the caller (a read or a write), and waits without holding this state's lock.
    */
-  synchronized void quiesce() {
-    epoch++;
+  void quiesce() {
+    synchronized (this) { // a read that got its block before this call offers it with the epoch it ends
+      synchronized (stores) {
+        epoch++;
+      }
+    }
     // bounded: a store waits for a page that a READ holds locked, and that READ for a FUSE thread;
     // were every FUSE thread an open of this file waiting here, none would come. Past the bound
     // the store may land after the open: bytes read before it, what the kernel's own read racing
     // an open may cache as well
     long until = System.nanoTime() + QUIESCE_NS;
-    for (long left = QUIESCE_NS; storing > 0 && left > 0; left = until - System.nanoTime()) {
-      try {
-        wait(Math.max(1, left / 1_000_000));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
+    synchronized (stores) {
+      for (long left = QUIESCE_NS; storing > 0 && left > 0; left = until - System.nanoTime()) {
+        try {
+          stores.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
       }
     }
   }
@@ -305,7 +318,7 @@ final class FileState {
 
     @Override
     public boolean begin() {
-      synchronized (FileState.this) {
+      synchronized (stores) {
         if (offered != epoch) {
           return false;
         }
@@ -316,9 +329,9 @@ final class FileState {
 
     @Override
     public void end() {
-      synchronized (FileState.this) {
+      synchronized (stores) {
         storing--;
-        FileState.this.notifyAll();
+        stores.notifyAll();
       }
     }
   }

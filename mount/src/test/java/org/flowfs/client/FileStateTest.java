@@ -372,6 +372,42 @@ class FileStateTest {
   }
 
   /**
+   * A read holds its file's state locked while it fetches a block from the servers; the page
+   * sink's thread must not wait for that to begin or end a store of the same file, or random
+   * reads that keep missing starve it until its queue overflows and what it holds is dropped.
+   */
+  @Test
+  void readAround_aStoreBeginsAndEnds_whileAReadHoldsTheFile() throws Exception {
+    byte[] data = written(256 * 1024, 3);
+    Attr a = attr(data.length, 2000);
+    FileState r = reader(a);
+    java.util.List<PageSink.Pages> offered = new java.util.ArrayList<>();
+    ByteBuf dst = ByteBufAllocator.DEFAULT.heapBuffer();
+    java.util.concurrent.ExecutorService sinkThread = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      assertEquals(100, r.read(98_400, 100, dst, offered::add));
+      PageSink.Pages p = offered.get(0);
+      synchronized (r) { // as a read of the file from the servers does
+        java.util.concurrent.Future<Boolean> stored = sinkThread.submit(() -> {
+          boolean begun = p.begin();
+          if (begun) {
+            p.end();
+          }
+          return begun;
+        });
+        assertTrue(stored.get(30, java.util.concurrent.TimeUnit.SECONDS), "begun and ended while the file is held");
+      }
+      r.quiesce();
+      assertFalse(offered.get(1).begin(), "a quiesce still cancels what has not begun");
+    } finally {
+      sinkThread.shutdownNow();
+      dst.release();
+      offered.forEach(o -> o.data().release());
+      r.closed(false);
+    }
+  }
+
+  /**
    * A random reader whose two reads happened to follow each other starts a read-ahead window;
    * its next jump within the window still reads around (from the window), or every page it
    * missed would be a FUSE read of its own from then on.
