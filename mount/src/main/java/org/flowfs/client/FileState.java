@@ -157,7 +157,7 @@ final class FileState {
   }
 
   /** Reads up to {@code length} bytes at {@code offset}; returns how many (0 at the end). */
-  synchronized int read(long offset, int length, ByteBuf dst) {
+  int read(long offset, int length, ByteBuf dst) {
     return read(offset, length, dst, null);
   }
 
@@ -169,30 +169,70 @@ final class FileState {
    * cache then answers the next reads there (random reads of a file that fits in memory stop
    * leaving the machine; a random reader whose reads once looked sequential, and so started a
    * window, keeps that).
+   *
+   * <p>A read that goes straight to the servers waits for them without this state's lock, so the
+   * file's other readers (threads of one application reading a shared file at random) go on
+   * meanwhile; what it must see (this client's buffered writes, the size) and what it changes
+   * (where the last read ended, the epoch its stores carry) are settled under the lock first.
    */
-  synchronized int read(long offset, int length, ByteBuf dst, PageSink sink) {
-    int n = readable(offset, length);
-    if (n > 0) {
-      readReadable(offset, n, dst, sink);
+  int read(long offset, int length, ByteBuf dst, PageSink sink) {
+    int n;
+    long start;
+    long end;
+    long offered;
+    synchronized (this) {
+      n = readable(offset, length);
+      if (n == 0) {
+        return 0;
+      }
+      if (!readsAround(offset, n, sink)) {
+        if (reads.streams(offset)) {
+          reads.read(offset, n, size, dst);
+          return n;
+        }
+        reads.jumped(offset + n);
+        start = -1;
+        end = -1;
+        offered = 0;
+      } else {
+        int around = around();
+        start = offset - offset % around;
+        end = Math.min(size, (offset + n + around - 1) / around * around);
+        ByteBuf v = reads.fromWindow(start, (int) (end - start), size, offset + n);
+        if (v != null) {
+          deliver(v, start, end, offset, n, dst, sink, epoch);
+          return n;
+        }
+        offered = epoch; // a quiesce from now on cancels what this read offers
+      }
     }
+    if (start < 0) {
+      reads.readNow(offset, n, dst);
+      return n;
+    }
+    ByteBuf block = alloc.directBuffer((int) (end - start));
+    try {
+      reads.readNow(start, (int) (end - start), block);
+    } catch (RuntimeException e) {
+      block.release(); // nothing writes into it any more
+      throw e;
+    }
+    deliver(block, start, end, offset, n, dst, sink, offered);
     return n;
   }
 
-  /** {@link #read(long, int, ByteBuf, PageSink)} of {@code n > 0} bytes {@link #readable} said there are. */
-  private void readReadable(long offset, int n, ByteBuf dst, PageSink sink) {
-    if (!readsAround(offset, n, sink)) {
-      reads.read(offset, n, size, dst);
-      return;
-    }
-    int around = around();
-    long start = offset - offset % around;
-    long end = Math.min(size, (offset + n + around - 1) / around * around);
-    ByteBuf block = reads.block(start, (int) (end - start), size, offset + n);
+  /**
+   * Copies the {@code n} bytes at {@code offset} from {@code block}, the file's bytes {@code
+   * [start, end)}, into {@code dst}, offers the pages around them to {@code sink} as of {@code
+   * offered}, and releases the block.
+   */
+  private void deliver(ByteBuf block, long start, long end, long offset, int n, ByteBuf dst, PageSink sink,
+      long offered) {
     try {
       dst.writeBytes(block, (int) (offset - start), n);
       // never the pages asked for: the kernel holds them locked until this read is answered
-      offer(sink, block, start, start, offset & -PAGE);
-      offer(sink, block, start, Math.min(end, (offset + n + PAGE - 1) & -PAGE), end);
+      offer(sink, block, start, start, offset & -PAGE, offered);
+      offer(sink, block, start, Math.min(end, (offset + n + PAGE - 1) & -PAGE), end, offered);
     } finally {
       block.release();
     }
@@ -219,17 +259,20 @@ final class FileState {
    * sequential read gets views of the read-ahead windows that hold them, any other read a buffer
    * of its own. The caller releases what it gets (it stays valid whatever happens to the file).
    */
-  synchronized ByteBuf readViews(long offset, int length, PageSink sink) {
-    int n = readable(offset, length);
-    if (n == 0) {
-      return io.netty.buffer.Unpooled.EMPTY_BUFFER;
-    }
-    if (reads.streams(offset) && !readsAround(offset, n, sink)) {
-      return reads.views(offset, n, size);
+  ByteBuf readViews(long offset, int length, PageSink sink) {
+    int n;
+    synchronized (this) {
+      n = readable(offset, length);
+      if (n == 0) {
+        return io.netty.buffer.Unpooled.EMPTY_BUFFER;
+      }
+      if (reads.streams(offset) && !readsAround(offset, n, sink)) {
+        return reads.views(offset, n, size);
+      }
     }
     ByteBuf out = alloc.directBuffer(n);
     try {
-      readReadable(offset, n, out, sink);
+      read(offset, n, out, sink);
       return out;
     } catch (RuntimeException e) {
       out.release();
@@ -237,11 +280,11 @@ final class FileState {
     }
   }
 
-  private void offer(PageSink sink, ByteBuf block, long blockStart, long from, long to) {
+  private void offer(PageSink sink, ByteBuf block, long blockStart, long from, long to, long offered) {
     if (to <= from) {
       return;
     }
-    sink.store(new Store(from, block.retainedSlice((int) (from - blockStart), (int) (to - from)), epoch));
+    sink.store(new Store(from, block.retainedSlice((int) (from - blockStart), (int) (to - from)), offered));
   }
 
   /**

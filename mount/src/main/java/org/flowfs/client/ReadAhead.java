@@ -63,8 +63,8 @@ final class ReadAhead {
   /** Reads {@code length} bytes at {@code offset} (within {@code size}) into {@code dst}. */
   void read(long offset, int length, long size, ByteBuf dst) {
     if (!streams(offset)) {
-      lastEnd = offset + length;
-      path.readNow(layout, offset, length, dst, timeout);
+      jumped(offset + length);
+      readNow(offset, length, dst);
       return;
     }
     ByteBuf v = views(offset, length, size);
@@ -148,25 +148,32 @@ final class ReadAhead {
   }
 
   /**
-   * Bytes {@code [start, start + length)} of a file of {@code size} bytes, for a reader that asked
-   * for some of them and ends at {@code readerEnd}: views of the window that holds {@code start},
-   * if one does, else read straight from the servers into a new buffer. The caller releases it.
+   * Notes a read that does not {@link #streams}, ending at {@code end}, which its caller reads
+   * with {@link #readNow}: a read that follows it then starts streaming.
    */
-  ByteBuf block(long start, int length, long size, long readerEnd) {
-    if (window > 0 && covered(start)) {
-      ByteBuf v = views(start, length, size);
-      lastEnd = readerEnd;
-      return v;
-    }
+  void jumped(long end) {
+    lastEnd = end;
+  }
+
+  /**
+   * Reads {@code length} bytes at {@code offset} straight from the servers into {@code dst}. Uses
+   * nothing a call of the owner changes, so the owner need not serialize it: a read that jumps
+   * waits for the servers without holding up the file's other readers.
+   */
+  void readNow(long offset, int length, ByteBuf dst) {
+    path.readNow(layout, offset, length, dst, timeout);
+  }
+
+  /**
+   * Bytes {@code [start, start + length)} of a file of {@code size} bytes, for a reader that asked
+   * for some of them and ends at {@code readerEnd}: views of the window that holds {@code start}
+   * (the caller releases them), or null if no window does (then the caller reads them with
+   * {@link #readNow}).
+   */
+  ByteBuf fromWindow(long start, int length, long size, long readerEnd) {
+    ByteBuf v = window > 0 && covered(start) ? views(start, length, size) : null;
     lastEnd = readerEnd;
-    ByteBuf b = alloc.directBuffer(length);
-    try {
-      path.readNow(layout, start, length, b, timeout);
-      return b;
-    } catch (RuntimeException e) {
-      b.release(); // nothing writes into it any more
-      throw e;
-    }
+    return v;
   }
 
   private boolean covered(long offset) {

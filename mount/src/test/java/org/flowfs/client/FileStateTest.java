@@ -372,6 +372,31 @@ class FileStateTest {
   }
 
   /**
+   * Threads of one application reading a shared file at random: a read that jumps waits for the
+   * servers without holding the file, so another reader of it is answered meanwhile.
+   */
+  @Test
+  void readsThatJump_goToTheServersSideBySide() throws Exception {
+    byte[] data = written(256 * 1024, 4);
+    Attr a = attr(data.length, 2000);
+    FileState r = reader(a);
+    path.readDelay(n -> n == 0 ? 2000L : 0L);
+    java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      java.util.concurrent.Future<byte[]> slow = other.submit(() -> read(r, 50_000, 100));
+      while (path.reads().isEmpty()) {
+        Thread.sleep(1);
+      }
+      assertArrayEquals(Arrays.copyOfRange(data, 150_000, 150_100), read(r, 150_000, 100));
+      assertFalse(slow.isDone(), "answered while the first read still waits for the servers");
+      assertArrayEquals(Arrays.copyOfRange(data, 50_000, 50_100), slow.get(30, java.util.concurrent.TimeUnit.SECONDS));
+    } finally {
+      other.shutdownNow();
+      r.closed(false);
+    }
+  }
+
+  /**
    * A read holds its file's state locked while it fetches a block from the servers; the page
    * sink's thread must not wait for that to begin or end a store of the same file, or random
    * reads that keep missing starve it until its queue overflows and what it holds is dropped.
