@@ -99,6 +99,8 @@ public final class FileSystemClient implements AutoCloseable {
   private static final int O_RDONLY = 0;
   private static final int O_TRUNC = 01000;
   private static final int O_EXCL = 0200;
+  /** The open flag of direct I/O: Linux's generic value, which ARM's differs from. */
+  private static final int O_DIRECT = System.getProperty("os.arch", "").matches("aarch64|arm.*") ? 0200000 : 040000;
   private static final int READDIR_PAGE = 1024;
   /** The counter of microseconds waited for metadata calls of a type, {@code meta-us.NAME}, named once per type. */
   private static final ClassValue<String> META_WAIT = new ClassValue<>() {
@@ -1376,9 +1378,18 @@ public final class FileSystemClient implements AutoCloseable {
    */
   public int read(OpenFile f, long offset, int length, ByteBuf dst, PageSink sink) {
     counters.increment("read");
-    int n = f.state().read(offset, length, dst, sink);
+    int n = f.state().read(offset, length, dst, around(f, sink));
     counters.add("read.user-bytes", n);
     return n;
+  }
+
+  /**
+   * The sink for the pages read around a read of {@code f}: none for an open with {@code
+   * O_DIRECT}, whose reads the kernel sends here whatever it caches, so that a 4 KiB direct read
+   * reads 4 KiB, not the block around it.
+   */
+  private static PageSink around(OpenFile f, PageSink sink) {
+    return (f.flags() & O_DIRECT) != 0 ? null : sink;
   }
 
   /**
@@ -1388,7 +1399,7 @@ public final class FileSystemClient implements AutoCloseable {
    */
   public ByteBuf readViews(OpenFile f, long offset, int length, PageSink sink) {
     counters.increment("read");
-    ByteBuf b = f.state().readViews(offset, length, sink);
+    ByteBuf b = f.state().readViews(offset, length, around(f, sink));
     counters.add("read.user-bytes", b.readableBytes());
     return b;
   }

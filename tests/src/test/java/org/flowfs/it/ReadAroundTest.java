@@ -125,6 +125,23 @@ class ReadAroundTest {
     assertTrue(fs.counter("fuse.read") - reads >= PAGES / 2, "pages read by FlowFS one by one: " + (fs.counter("fuse.read") - reads));
   }
 
+  /**
+   * Reads of an {@code O_DIRECT} open reach FlowFS whatever the kernel caches: each reads what it
+   * asks for, not the block around it (a 4 KiB direct read once moved a whole block).
+   */
+  @Test
+  void aDirectOpen_readsWhatItAsksFor_notTheBlockAround() throws Exception {
+    byte[] data = randomFile("direct.bin", 6);
+    long reads = fs.counter("fuse.read");
+    long stores = fs.counter("read-around.stores");
+    long moved = fs.counter("path.eager-read.bytes") + fs.counter("path.flow.bytes");
+    assertArrayEquals(data, readShuffled("direct.bin", "os.O_RDONLY|os.O_DIRECT"));
+    assertEquals(0, fs.counter("read-around.stores") - stores, "nothing stored around direct reads");
+    assertTrue(fs.counter("fuse.read") - reads >= PAGES, "every direct page read is a FUSE read: " + (fs.counter("fuse.read") - reads));
+    long bytes = fs.counter("path.eager-read.bytes") + fs.counter("path.flow.bytes") - moved;
+    assertTrue(bytes <= 2L * SIZE, "bytes read from the servers for a 1 MiB file read page by page: " + bytes);
+  }
+
   @Test
   void truncateThenExtend_showsZeros_notPagesReadAround() throws Exception {
     byte[] data = randomFile("cut.bin", 3);
