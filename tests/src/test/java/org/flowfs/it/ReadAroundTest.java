@@ -142,6 +142,28 @@ class ReadAroundTest {
     assertTrue(bytes <= 2L * SIZE, "bytes read from the servers for a 1 MiB file read page by page: " + bytes);
   }
 
+  /**
+   * Four threads of one process read a shared file at random, two through buffered opens (read
+   * around) and two through {@code O_DIRECT} opens, side by side in the mount: each gets the file.
+   */
+  @Test
+  void threadsReadingOneFileAtRandom_eachGetItsBytes() throws Exception {
+    byte[] data = randomFile("threads.bin", 7);
+    String py = "import os,random,hashlib,threading\n"
+        + "n=" + PAGES + "; out=[None]*4\n"
+        + "def run(i):\n"
+        + "  fd=os.open('threads.bin',os.O_RDONLY|(os.O_DIRECT if i%2 else 0))\n"
+        + "  pages=list(range(n)); random.Random(i).shuffle(pages); got=[None]*n\n"
+        + "  for p in pages: got[p]=os.pread(fd,4096,p*4096)\n"
+        + "  os.close(fd); out[i]=hashlib.sha256(b''.join(got)).hexdigest()\n"
+        + "ts=[threading.Thread(target=run,args=(i,)) for i in range(4)]\n"
+        + "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        + "print(' '.join(out))\n";
+    String got = Sh.ok(m, "/usr/bin/python3 -c \"" + py.replace("\"", "\\\"") + "\"").strip();
+    String sha = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(data));
+    assertEquals(String.join(" ", sha, sha, sha, sha), got, "each thread's pages, buffered (0, 2) and direct (1, 3)");
+  }
+
   @Test
   void truncateThenExtend_showsZeros_notPagesReadAround() throws Exception {
     byte[] data = randomFile("cut.bin", 3);
