@@ -114,7 +114,7 @@ final class DirectRead {
   }
 
   /** The pieces of {@code data}'s memory as iovecs 1..n; -1 if they do not fit or one has no address. */
-  private static int gather(ByteBuf data, Pointer iov) {
+  static int gather(ByteBuf data, Pointer iov) {
     ByteBuffer[] parts = data.nioBuffers(data.readerIndex(), data.readableBytes());
     if (parts.length > MAX_PIECES) {
       return -1;
@@ -132,7 +132,7 @@ final class DirectRead {
     return n;
   }
 
-  private static void setIovec(Pointer iov, int i, long address, long length) {
+  static void setIovec(Pointer iov, int i, long address, long length) {
     iov.putLong((long) i * IOVEC, address);
     iov.putLong((long) i * IOVEC + 8, length);
   }
