@@ -46,8 +46,9 @@ final class FileState {
   /**
    * Guards {@link #epoch} (written under this state's lock as well, so a read may take it under
    * either) and {@link #storing}. The page sink's thread takes only this lock, never the state's:
-   * a state's lock is held through a whole read from the servers, and random reads that keep
-   * missing held it so much of the time that stores waited on it until their queue overflowed.
+   * a sequential read holds the state's lock while it waits for a read-ahead window, and when
+   * every read from the servers held it, random reads that kept missing held it so much of the
+   * time that stores waited on it until their queue overflowed.
    */
   private final Object stores = new Object();
   /** Counts {@link #quiesce()} calls: a store offered before the last one may no longer begin. */
