@@ -178,48 +178,67 @@ final class FileState {
    */
   int read(long offset, int length, ByteBuf dst, PageSink sink) {
     int n;
-    long start;
-    long end;
-    long offered;
+    Fetch f;
     synchronized (this) {
       n = readable(offset, length);
       if (n == 0) {
         return 0;
       }
-      if (!readsAround(offset, n, sink)) {
-        if (reads.streams(offset)) {
-          reads.read(offset, n, size, dst);
-          return n;
-        }
-        reads.jumped(offset + n);
-        start = -1;
-        end = -1;
-        offered = 0;
-      } else {
-        int around = around();
-        start = offset - offset % around;
-        end = Math.min(size, (offset + n + around - 1) / around * around);
-        ByteBuf v = reads.fromWindow(start, (int) (end - start), size, offset + n);
-        if (v != null) {
-          deliver(v, start, end, offset, n, dst, sink, epoch);
-          return n;
-        }
-        offered = epoch; // a quiesce from now on cancels what this read offers
+      f = plan(offset, n, dst, sink);
+    }
+    if (f != null) {
+      fetch(f, offset, n, dst, sink);
+    }
+    return n;
+  }
+
+  /**
+   * A read that goes to the servers, as settled under the lock: the block {@code [start, end)}
+   * around it, whose pages go to the sink as of epoch {@code offered}, or none ({@link #PLAIN}).
+   */
+  private record Fetch(long start, long end, long offered) {}
+
+  private static final Fetch PLAIN = new Fetch(-1, -1, 0);
+
+  /**
+   * Under the lock: reads the {@code n > 0} bytes at {@code offset} into {@code dst} if the
+   * read-ahead windows hold them and returns null; else notes the read and returns what {@link
+   * #fetch} must read from the servers.
+   */
+  private Fetch plan(long offset, int n, ByteBuf dst, PageSink sink) {
+    if (!readsAround(offset, n, sink)) {
+      if (reads.streams(offset)) {
+        reads.read(offset, n, size, dst);
+        return null;
       }
+      reads.jumped(offset + n);
+      return PLAIN;
     }
-    if (start < 0) {
+    int around = around();
+    long start = offset - offset % around;
+    long end = Math.min(size, (offset + n + around - 1) / around * around);
+    ByteBuf v = reads.fromWindow(start, (int) (end - start), size, offset + n);
+    if (v != null) {
+      deliver(v, start, end, offset, n, dst, sink, epoch);
+      return null;
+    }
+    return new Fetch(start, end, epoch); // a quiesce from now on cancels what this read offers
+  }
+
+  /** Without the lock: reads what {@link #plan} left to the servers into {@code dst}. */
+  private void fetch(Fetch f, long offset, int n, ByteBuf dst, PageSink sink) {
+    if (f == PLAIN) {
       reads.readNow(offset, n, dst);
-      return n;
+      return;
     }
-    ByteBuf block = alloc.directBuffer((int) (end - start));
+    ByteBuf block = alloc.directBuffer((int) (f.end - f.start));
     try {
-      reads.readNow(start, (int) (end - start), block);
+      reads.readNow(f.start, (int) (f.end - f.start), block);
     } catch (RuntimeException e) {
       block.release(); // nothing writes into it any more
       throw e;
     }
-    deliver(block, start, end, offset, n, dst, sink, offered);
-    return n;
+    deliver(block, f.start, f.end, offset, n, dst, sink, f.offered);
   }
 
   /**
@@ -262,6 +281,8 @@ final class FileState {
    */
   ByteBuf readViews(long offset, int length, PageSink sink) {
     int n;
+    Fetch f;
+    ByteBuf out;
     synchronized (this) {
       n = readable(offset, length);
       if (n == 0) {
@@ -270,10 +291,18 @@ final class FileState {
       if (reads.streams(offset) && !readsAround(offset, n, sink)) {
         return reads.views(offset, n, size);
       }
+      out = alloc.directBuffer(n);
+      try {
+        f = plan(offset, n, out, sink);
+      } catch (RuntimeException e) {
+        out.release();
+        throw e;
+      }
     }
-    ByteBuf out = alloc.directBuffer(n);
     try {
-      read(offset, n, out, sink);
+      if (f != null) {
+        fetch(f, offset, n, out, sink);
+      }
       return out;
     } catch (RuntimeException e) {
       out.release();
