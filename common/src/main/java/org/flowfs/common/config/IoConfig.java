@@ -15,6 +15,6 @@ package org.flowfs.common.config;
 public record IoConfig(int threads, int openFiles, long writeback, boolean sendfile) {
   static IoConfig from(ConfigSource s) {
     return new IoConfig(s.integer("io.threads", 4, 1, 256), s.integer("io.open-files", 1024, 16, 1 << 20),
-        s.size("io.writeback", 32L << 20, 0, 1L << 40), s.bool("io.sendfile", true));
+        s.size("io.writeback", 8L << 20, 0, 1L << 40), s.bool("io.sendfile", true));
   }
 }

@@ -44,7 +44,7 @@ class FlowFsConfigTest {
     assertEquals(Duration.ofMinutes(2), c.meta().dirLeaseGrace());
     assertEquals(1, c.ioServers().size());
     assertEquals(new IoServerConfig(0, InetSocketAddress.createUnresolved("io0.example", 7001), null), c.ioServer(0));
-    assertEquals(new IoConfig(4, 1024, 32L << 20, true), c.io());
+    assertEquals(new IoConfig(4, 1024, 8L << 20, true), c.io());
     assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0, 64 * 1024), c.layout());
     assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
         Secret.of(SECRET), "cubic"), c.rpc());
@@ -106,7 +106,7 @@ class FlowFsConfigTest {
     assertEquals(Path.of("/srv/io0"), c.ioServer(0).requireDir());
     assertEquals(0, c.ioServer(1).address().getPort());
     assertNull(c.ioServer(1).dir());
-    assertEquals(new IoConfig(16, 4096, 32L << 20, true), c.io());
+    assertEquals(new IoConfig(16, 4096, 8L << 20, true), c.io());
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123"), ""), c.rpc());
