@@ -36,7 +36,7 @@ public final class NullFuse extends FuseStubFS {
     int max = FuseLoop.MAX_REQUEST;
     CompletableFuture<Integer> loop = FuseLoop.start(fs.fuseOperations, List.of("nullfuse", "-o",
         "fsname=nullfuse,subtype=nullfuse,big_writes,max_write=" + max + ",max_read=" + max + ",max_readahead=" + max
-            + ",allow_other,attr_timeout=1,entry_timeout=1", mnt.toString()), FuseMount.FUSE_THREADS);
+            + ",allow_other,attr_timeout=1,entry_timeout=1", mnt.toString()), FuseMount.FUSE_THREADS, 0);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       if (!loop.isDone()) {
         FuseMount.unmount(mnt);

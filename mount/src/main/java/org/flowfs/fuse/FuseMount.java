@@ -102,7 +102,8 @@ public final class FuseMount implements AutoCloseable {
       args.add(o);
     }
     args.add(mp.toString());
-    FuseLoop.start(fuse.operations(), args, FUSE_THREADS, client.counters(), fuse::started, fuse).whenComplete((v, e) -> {
+    int nice = client.config().client().fuseNice();
+    FuseLoop.start(fuse.operations(), args, FUSE_THREADS, nice, client.counters(), fuse::started, fuse).whenComplete((v, e) -> {
       if (e != null) {
         m.loop.completeExceptionally(e);
       } else {

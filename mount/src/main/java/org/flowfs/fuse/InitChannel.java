@@ -54,13 +54,20 @@ final class InitChannel {
     int send(Pointer ch, Pointer iov, @size_t long count);
   }
 
-  /** write(2), writev(2). */
+  /** write(2), writev(2); gettid(2), sched_setscheduler(2) and setpriority(2) for the workers' priority. */
   public interface LibC {
     @ssize_t
     long write(int fd, Pointer buf, @size_t long count);
 
     @ssize_t
     long writev(int fd, Pointer iov, int iovcnt);
+
+    int gettid();
+
+    int sched_setscheduler(int pid, int policy, Pointer param);
+
+    /** On Linux, {@code which} PRIO_PROCESS (0) and a thread id set that thread's nice value alone. */
+    int setpriority(int which, int who, int prio);
   }
 
   private final Runtime rt;

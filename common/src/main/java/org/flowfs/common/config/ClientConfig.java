@@ -15,10 +15,14 @@ import java.time.Duration;
  * @param dirLeaseFiles files reserved ahead by a lease on a directory this client made, in which
  *     it then creates files locally and sends them to the metadata server in batches (mount and
  *     library; 0: no leases, every create is a call of its own)
+ * @param fuseNice the scheduling priority (nice, -20 to 19) of the mount's FUSE threads, the ones
+ *     applications wait on, so that the mount's and servers' bulk work on the same machine does not
+ *     delay their answers (mount only; 0, the default: as every other thread; below 0 needs root or
+ *     CAP_SYS_NICE, else they keep 0)
  */
 public record ClientConfig(
     Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead,
-    int readAround, int dirLeaseFiles) {
+    int readAround, int dirLeaseFiles, int fuseNice) {
   static ClientConfig from(ConfigSource s) {
     long around = s.size("client.read-around", 64 << 10, 0, 4L << 20);
     if (around % 4096 != 0) {
@@ -31,6 +35,7 @@ public record ClientConfig(
         s.size("client.write-behind", 8L << 20, 0, 1L << 30),
         s.size("client.read-ahead", 8L << 20, 0, 1L << 30),
         (int) around,
-        s.integer("client.dir-lease-files", 32, 0, org.flowfs.common.wire.MetaOp.MAX_LEASE_FILES));
+        s.integer("client.dir-lease-files", 32, 0, org.flowfs.common.wire.MetaOp.MAX_LEASE_FILES),
+        s.integer("client.fuse-nice", 0, -20, 19));
   }
 }

@@ -48,7 +48,7 @@ class FlowFsConfigTest {
     assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0, 64 * 1024), c.layout());
     assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
         Secret.of(SECRET), "cubic"), c.rpc());
-    assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 8L << 20, 64 << 10, 32), c.client());
+    assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 8L << 20, 64 << 10, 32, 0), c.client());
     assertEquals("30s", c.effective().get("rpc.timeout"));
     assertEquals("16MiB", c.effective().get("rpc.max-frame"));
   }
@@ -89,6 +89,7 @@ class FlowFsConfigTest {
         "client.write-behind = 0",
         "client.read-ahead = 256k",
         "client.read-around = 0",
+        "client.fuse-nice = 5",
         "   # an indented comment",
         "");
     FlowFsConfig c = FlowFsConfig.parse("full.conf", text);
@@ -110,7 +111,7 @@ class FlowFsConfigTest {
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123"), ""), c.rpc());
-    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0, 32), c.client());
+    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0, 32, 5), c.client());
     assertEquals("(20 characters)", c.effective().get("fs.secret"), "the secret is masked");
     assertFalse(c.render().contains("0123456789abcdef"), "render never writes the secret");
     assertFalse(c.toString().contains("0123456789abcdef"), "nor does toString");
@@ -167,6 +168,7 @@ class FlowFsConfigTest {
   void parse_sizeOutOfRange_namesKeyAndBounds() {
     assertProblem(refused("layout.strip-size = 1k"), "key 'layout.strip-size': 1KiB is outside 4KiB..1GiB");
     assertProblem(refused("layout.head-bytes = 2MiB"), "key 'layout.head-bytes': 2MiB is outside 0..1MiB");
+    assertProblem(refused("client.fuse-nice = -21"), "key 'client.fuse-nice'");
     assertProblem(refused("layout.head-bytes = 1MiB\nrpc.max-frame = 1MiB"),
         "key 'layout.head-bytes' must be smaller than 'rpc.max-frame'");
     assertProblem(refused("rpc.max-frame = 2GiB"), "key 'rpc.max-frame': 2GiB is outside 1MiB..1GiB");
