@@ -99,8 +99,9 @@ public final class FuseLoop {
 
   /**
    * Mounts with {@code args} (libfuse's command line: name, options, mount point; "-f" is added)
-   * and starts {@code threads} workers at {@code nice}; the future completes when the loop has ended and libfuse
-   * is torn down (after an unmount), exceptionally if mounting failed.
+   * and starts {@code threads} workers at {@code nice} (0, or a raised priority: below 0); the
+   * future completes when the loop has ended and libfuse is torn down (after an unmount),
+   * exceptionally if mounting failed.
    */
   public static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice) {
     return start(ops, args, threads, nice, null, null, null);

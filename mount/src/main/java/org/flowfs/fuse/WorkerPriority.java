@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
  * The nice value of the FUSE workers ({@code client.fuse-nice}), set by each worker on its own
  * thread. A thread starts with the nice value of the thread that made it, and pools (the network's
  * event loops, the write-behind senders) start their threads when work first comes, often from a
- * worker: each worker therefore also asks that the threads it makes start at the default
+ * worker: each worker therefore also asks that the threads it makes start at the default nice of 0
  * ({@code SCHED_RESET_ON_FORK}). A priority above the default needs root or CAP_SYS_NICE: without
  * it the workers keep theirs, and the mount says so once.
  */
@@ -28,7 +28,11 @@ final class WorkerPriority {
   private final Pointer param;
   private final AtomicBoolean reported = new AtomicBoolean();
 
+  /** Workers at {@code nice}: 0 (left alone) or below (SCHED_RESET_ON_FORK resets only those). */
   WorkerPriority(InitChannel.LibC libc, Runtime rt, int nice) {
+    if (nice > 0) {
+      throw new IllegalArgumentException("the FUSE workers' nice value must be 0 or below: " + nice);
+    }
     this.libc = libc;
     this.rt = rt;
     this.nice = nice;

@@ -15,10 +15,10 @@ import java.time.Duration;
  * @param dirLeaseFiles files reserved ahead by a lease on a directory this client made, in which
  *     it then creates files locally and sends them to the metadata server in batches (mount and
  *     library; 0: no leases, every create is a call of its own)
- * @param fuseNice the scheduling priority (nice, -20 to 19) of the mount's FUSE threads, the ones
+ * @param fuseNice the scheduling priority (nice, -20 to 0) of the mount's FUSE threads, the ones
  *     applications wait on, so that the mount's and servers' bulk work on the same machine does not
  *     delay their answers (mount only; 0, the default: as every other thread; below 0 needs root or
- *     CAP_SYS_NICE, else they keep 0)
+ *     CAP_SYS_NICE, else they keep 0). Never above 0: the threads a worker starts would inherit it
  */
 public record ClientConfig(
     Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead,
@@ -36,6 +36,6 @@ public record ClientConfig(
         s.size("client.read-ahead", 8L << 20, 0, 1L << 30),
         (int) around,
         s.integer("client.dir-lease-files", 32, 0, org.flowfs.common.wire.MetaOp.MAX_LEASE_FILES),
-        s.integer("client.fuse-nice", 0, -20, 19));
+        s.integer("client.fuse-nice", 0, -20, 0));
   }
 }

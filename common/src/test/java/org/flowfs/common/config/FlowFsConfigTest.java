@@ -89,7 +89,7 @@ class FlowFsConfigTest {
         "client.write-behind = 0",
         "client.read-ahead = 256k",
         "client.read-around = 0",
-        "client.fuse-nice = 5",
+        "client.fuse-nice = -5",
         "   # an indented comment",
         "");
     FlowFsConfig c = FlowFsConfig.parse("full.conf", text);
@@ -111,7 +111,7 @@ class FlowFsConfigTest {
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123"), ""), c.rpc());
-    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0, 32, 5), c.client());
+    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0, 32, -5), c.client());
     assertEquals("(20 characters)", c.effective().get("fs.secret"), "the secret is masked");
     assertFalse(c.render().contains("0123456789abcdef"), "render never writes the secret");
     assertFalse(c.toString().contains("0123456789abcdef"), "nor does toString");
@@ -169,6 +169,7 @@ class FlowFsConfigTest {
     assertProblem(refused("layout.strip-size = 1k"), "key 'layout.strip-size': 1KiB is outside 4KiB..1GiB");
     assertProblem(refused("layout.head-bytes = 2MiB"), "key 'layout.head-bytes': 2MiB is outside 0..1MiB");
     assertProblem(refused("client.fuse-nice = -21"), "key 'client.fuse-nice'");
+    assertProblem(refused("client.fuse-nice = 1"), "key 'client.fuse-nice'");
     assertProblem(refused("layout.head-bytes = 1MiB\nrpc.max-frame = 1MiB"),
         "key 'layout.head-bytes' must be smaller than 'rpc.max-frame'");
     assertProblem(refused("rpc.max-frame = 2GiB"), "key 'rpc.max-frame': 2GiB is outside 1MiB..1GiB");
