@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
+import org.flowfs.common.Errno;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,8 +57,9 @@ final class WorkerPriority {
   private void report(String call) {
     if (reported.compareAndSet(false, true)) {
       int errno = rt.getLastError();
+      boolean denied = errno == Errno.EPERM.code() || errno == Errno.EACCES.code();
       LOG.info("FUSE workers keep their priority, not nice {} (client.fuse-nice): {} failed, errno {}{}", nice, call,
-          errno, errno == 13 || errno == 1 ? " (a priority above the default needs root or CAP_SYS_NICE)" : "");
+          errno, denied ? " (a priority above the default needs root or CAP_SYS_NICE)" : "");
     }
   }
 }
