@@ -7,6 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.flowfs.common.CpuSet;
+import org.flowfs.common.ServiceCpus;
+import org.flowfs.common.config.NodeConfig;
 import org.flowfs.fuse.MountTable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -50,6 +53,12 @@ public final class Bench implements Callable<Integer> {
       description = "A setting for the FlowFS under test, e.g. flow.protocol=single_buffer (repeatable).")
   List<String> flowfsConfig = new ArrayList<>();
 
+  @Option(names = "--service-cpus", paramLabel = "LIST|last|none",
+      description = "node.service-cpus of the FlowFS under test (its servers, and its mount's threads but the FUSE workers;"
+          + " not the scale group's servers, which stand for other machines). Default: last, the machine's last CPU when it"
+          + " has two or more; none: anywhere.")
+  String serviceCpus = "last";
+
   @Option(names = "--scale-servers", split = ",", paramLabel = "N",
       description = "I/O server counts of the scale group (default: 1,2,4,8; --smoke: 1,2); at most 8.")
   List<Integer> scaleServers;
@@ -83,6 +92,27 @@ public final class Bench implements Callable<Integer> {
     return 0;
   }
 
+  /** The CPU list {@code --service-cpus} names ("" for none), unless a --flowfs-config sets the key itself. */
+  private String serviceCpus() {
+    if (flowfsConfig.stream().anyMatch(kv -> kv.startsWith(NodeConfig.SERVICE_CPUS + "="))) {
+      return "";
+    }
+    return switch (serviceCpus) {
+      case "none" -> "";
+      case "last" -> {
+        CpuSet mine = ServiceCpus.current();
+        yield mine.size() >= 2 ? String.valueOf(mine.last()) : "";
+      }
+      default -> {
+        try {
+          yield CpuSet.parse(serviceCpus).toString();
+        } catch (IllegalArgumentException e) {
+          throw new CommandLine.ParameterException(new CommandLine(this), "--service-cpus: " + e.getMessage());
+        }
+      }
+    };
+  }
+
   /**
    * Empties the work directory for a new run: first detaches what a killed run left mounted there
    * (its FUSE processes are gone, so the mounts answer "Transport endpoint is not connected" and
@@ -104,8 +134,13 @@ public final class Bench implements Callable<Integer> {
     report.note("sizes", sizes.toString());
     report.note("repetitions", n + (warmups > 0 ? " (after " + warmups + " warm-up repetition" + (warmups > 1 ? "s" : "")
         + " of the same workloads on every system, not counted)" : ""));
-    if (!flowfsConfig.isEmpty()) {
-      report.note("flowfs config", String.join(", ", flowfsConfig));
+    List<String> tested = new ArrayList<>(flowfsConfig);
+    String cpus = serviceCpus();
+    if (!cpus.isEmpty()) {
+      tested.add(NodeConfig.SERVICE_CPUS + "=" + cpus);
+    }
+    if (!tested.isEmpty()) {
+      report.note("flowfs config", String.join(", ", tested));
     }
     List<AutoCloseable> opened = new ArrayList<>(); // closed in reverse, at the end or on SIGTERM/Ctrl-C
     Thread onSignal = new Thread(() -> closeAll(opened), "bench-cleanup");
@@ -113,7 +148,7 @@ public final class Bench implements Callable<Integer> {
     List<Target> targets = new ArrayList<>();
     ScaleWorkload scale = null;
     try (MemorySampler mem = new MemorySampler()) {
-      targets.add(opened(opened, Targets.flowfs(work, ioServers, flowfsConfig)));
+      targets.add(opened(opened, Targets.flowfs(work, ioServers, tested)));
       targets.add(opened(opened, Targets.bindfs(work)));
       targets.add(opened(opened, Targets.local(work)));
       targets.add(opened(opened, Targets.nullFuse(work)));

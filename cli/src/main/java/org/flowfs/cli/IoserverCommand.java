@@ -21,7 +21,7 @@ final class IoserverCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     FlowFsConfig cfg = config.load();
     cfg.ioServer(id);
-    Main.logEffective("ioserver " + id, cfg);
+    Main.begin("ioserver " + id, cfg);
     try (Lifecycle life = new Lifecycle()) {
       NetRuntime net = life.add(NetRuntime.create("io-net", 2));
       IoServer server = life.add(IoServer.open(cfg, id, net));

@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import org.flowfs.client.FileSystemClient;
 import org.flowfs.common.FsException;
+import org.flowfs.common.ServiceCpus;
 import org.flowfs.common.Version;
 import org.flowfs.common.config.ConfigException;
 import org.flowfs.common.config.FlowFsConfig;
@@ -66,10 +67,12 @@ public final class Main implements Runnable {
     new CommandLine(this).usage(System.out);
   }
 
-  static void logEffective(String role, FlowFsConfig cfg) {
+  /** Logs the effective settings of a process of {@code role} and puts its threads on node.service-cpus. */
+  static void begin(String role, FlowFsConfig cfg) {
     Map<String, String> eff = cfg.effective();
     LOG.info("{}: {} with {}", role, Version.describe(),
         eff.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" ")));
+    ServiceCpus.install(cfg.node().serviceCpus());
   }
 
   /** Fails early, with the address, when the metadata server does not answer. */

@@ -16,7 +16,7 @@ final class MetaserverCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     FlowFsConfig cfg = config.load();
-    Main.logEffective("metaserver", cfg);
+    Main.begin("metaserver", cfg);
     try (Lifecycle life = new Lifecycle()) {
       NetRuntime net = life.add(NetRuntime.create("meta-net", 2));
       MetaServer server = life.add(MetaServer.open(cfg, net));

@@ -29,7 +29,7 @@ final class MountCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     FlowFsConfig cfg = config.load();
-    Main.logEffective("mount", cfg);
+    Main.begin("mount", cfg);
     return serve(cfg, dir, null);
   }
 

@@ -51,7 +51,7 @@ final class UpCommand implements Callable<Integer> {
       throw new ConfigException(conf + " has " + cfg.ioServers().size() + " I/O servers; --ioservers "
           + ioServers + " applies only to a new data directory");
     }
-    Main.logEffective("up", cfg);
+    Main.begin("up", cfg);
     Lifecycle life = new Lifecycle();
     try {
       EmbeddedCluster cluster = life.add(EmbeddedCluster.start(cfg));

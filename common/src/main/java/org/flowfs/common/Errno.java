@@ -24,6 +24,7 @@ public enum Errno {
   OK(0),
   EPERM(1),
   ENOENT(2),
+  ESRCH(3),
   EINTR(4),
   EIO(5),
   ENXIO(6),

@@ -7,7 +7,10 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Named, daemon thread pools, so a thread dump says which component a thread belongs to. */
+/**
+ * Named, daemon thread pools, so a thread dump says which component a thread belongs to. Their
+ * threads run on the service CPUs ({@link ServiceCpus}) whoever started them.
+ */
 public final class NamedThreads implements ThreadFactory {
   private final String prefix;
   private final AtomicInteger n = new AtomicInteger();
@@ -18,9 +21,17 @@ public final class NamedThreads implements ThreadFactory {
 
   @Override
   public Thread newThread(Runnable r) {
-    Thread t = new Thread(r, prefix + "-" + n.getAndIncrement());
+    Thread t = new Thread(confined(r), prefix + "-" + n.getAndIncrement());
     t.setDaemon(true);
     return t;
+  }
+
+  /** {@code r}, run on the service CPUs ({@link ServiceCpus#confine}). */
+  public static Runnable confined(Runnable r) {
+    return () -> {
+      ServiceCpus.confine();
+      r.run();
+    };
   }
 
   /** A fixed pool of {@code threads} threads named {@code prefix-N}. */

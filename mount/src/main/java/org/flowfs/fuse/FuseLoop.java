@@ -11,6 +11,7 @@ import jnr.ffi.annotations.Out;
 import jnr.ffi.byref.IntByReference;
 import jnr.ffi.byref.PointerByReference;
 import jnr.ffi.types.size_t;
+import org.flowfs.common.ServiceCpus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import ru.serce.jnrfuse.struct.FuseOperations;
@@ -145,6 +146,7 @@ public final class FuseLoop {
     WorkerPriority priority = new WorkerPriority(init.libc(), rt, nice);
     for (int i = 0; i < threads; i++) {
       Thread t = new Thread(() -> {
+        ServiceCpus.release(); // where the applications run, not on node.service-cpus
         priority.apply();
         work(lib, rt, se, ch, init, kill, gate, bufsize, direct);
       }, "fuse-" + i);

@@ -58,7 +58,7 @@ final class PageStore {
   PageStore(Kernel kernel, Counters counters) {
     this.kernel = kernel;
     this.counters = counters;
-    this.thread = new Thread(this::run, "fuse-store");
+    this.thread = new Thread(org.flowfs.common.NamedThreads.confined(this::run), "fuse-store");
     thread.setDaemon(true);
     thread.start();
   }

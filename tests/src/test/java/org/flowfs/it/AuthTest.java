@@ -325,7 +325,7 @@ class AuthTest {
     RpcConfig r = c.rpc();
     return new FlowFsConfig(new FsConfig(c.fs().name(), secret), c.meta(), c.ioServers(), c.io(), c.layout(),
         new RpcConfig(r.timeout(), r.connectTimeout(), r.maxFrame(), r.connections(), r.authTimeout(), Secret.of(secret)),
-        c.client(), c.flow(), c.effective());
+        c.client(), c.flow(), c.node(), c.effective());
   }
 
   private static FsException failure(CompletableFuture<? extends Message> f) {

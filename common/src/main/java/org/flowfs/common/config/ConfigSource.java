@@ -13,6 +13,7 @@ import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.flowfs.common.CpuSet;
 
 /**
  * The raw key/value pairs of one config file, read key by key by the config records. Each read
@@ -55,6 +56,11 @@ public final class ConfigSource {
       problems.add("key '" + key + "': " + e.getMessage());
       return def;
     }
+  }
+
+  /** A list of CPUs ({@link CpuSet#parse}); empty when not set. */
+  public CpuSet cpus(String key) {
+    return read(key, CpuSet.EMPTY, CpuSet::parse, CpuSet::toString);
   }
 
   /** A string; {@code def == null} makes the key required. */

@@ -26,6 +26,7 @@ public record FlowFsConfig(
     RpcConfig rpc,
     ClientConfig client,
     FlowConfig flow,
+    NodeConfig node,
     Map<String, String> effective) {
 
   public FlowFsConfig {
@@ -89,6 +90,7 @@ public record FlowFsConfig(
     RpcConfig rpc = RpcConfig.from(src, fs.secret());
     ClientConfig client = ClientConfig.from(src);
     FlowConfig flow = FlowConfig.from(src);
+    NodeConfig node = NodeConfig.from(src);
     if (flow.bufferSize() > rpc.maxFrame() - 1024) {
       src.problem("key 'flow.buffer-size' must be smaller than 'rpc.max-frame'");
     }
@@ -96,7 +98,7 @@ public record FlowFsConfig(
       src.problem("key 'layout.head-bytes' must be smaller than 'rpc.max-frame'");
     }
     src.finish();
-    return new FlowFsConfig(fs, meta, io, ioc, layout, rpc, client, flow, src.effective());
+    return new FlowFsConfig(fs, meta, io, ioc, layout, rpc, client, flow, node, src.effective());
   }
 
   /** The pairs of a file's lines; lines that are not {@code key = value} or repeat a key go to {@code problems}. */
@@ -143,7 +145,7 @@ public record FlowFsConfig(
     MetaConfig m = new MetaConfig(java.net.InetSocketAddress.createUnresolved(metaAddress.getHostString(), metaAddress.getPort()),
         meta.dir(), meta.threads(), meta.commitBatch(), meta.precreateBatch(), meta.precreateLowWater(), meta.syncInterval(),
         meta.dirLeaseTerm(), meta.dirLeaseGrace());
-    return new FlowFsConfig(fs, m, io, this.io, layout, rpc, client, flow, effective);
+    return new FlowFsConfig(fs, m, io, this.io, layout, rpc, client, flow, node, effective);
   }
 
   /** The config file text for these effective values (used to write a default config). */

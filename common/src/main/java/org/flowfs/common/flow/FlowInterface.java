@@ -83,7 +83,7 @@ public final class FlowInterface implements AutoCloseable {
       }
     }
     this.defaultType = protos.get(0).name();
-    this.loop = new Thread(this::serviceLoop, name + "-flow-service");
+    this.loop = new Thread(NamedThreads.confined(this::serviceLoop), name + "-flow-service");
     this.loop.setDaemon(true);
     ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, new NamedThreads(name + "-flow-timer"));
     t.setRemoveOnCancelPolicy(true);

@@ -12,6 +12,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.concurrent.TimeUnit;
+import org.flowfs.common.NamedThreads;
 
 /**
  * The event loops of one process, shared by its servers and clients: native epoll where it is
@@ -48,7 +49,12 @@ public final class NetRuntime implements AutoCloseable {
 
   /** A runtime with {@code threads} event loops named {@code name-N}. */
   public static NetRuntime create(String name, int threads) {
-    DefaultThreadFactory tf = new DefaultThreadFactory(name, true);
+    DefaultThreadFactory tf = new DefaultThreadFactory(name, true) {
+      @Override
+      protected Thread newThread(Runnable r, String threadName) {
+        return super.newThread(NamedThreads.confined(r), threadName); // whoever hands the loop its first task
+      }
+    };
     if (Epoll.isAvailable()) {
       return new NetRuntime(new EpollEventLoopGroup(threads, tf), true);
     }
