@@ -80,8 +80,8 @@ public final class ServiceCpus {
         }
       }
     }
-    LOG.info("{} = {}: {} threads of this process on CPUs {}; FUSE workers on {}", NodeConfig.SERVICE_CPUS, cpus,
-        done.size(), cpus, had);
+    LOG.info("{} = {}: {} threads of this process moved to CPUs {} (a mount's FUSE workers stay on {})",
+        NodeConfig.SERVICE_CPUS, cpus, done.size(), cpus, had);
   }
 
   /** Puts the calling thread on the service CPUs, when they are installed. */

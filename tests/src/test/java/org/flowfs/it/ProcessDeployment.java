@@ -91,6 +91,14 @@ final class ProcessDeployment implements Deployment {
     return mount;
   }
 
+  /** The metadata server's process, then the I/O servers'. */
+  List<ServerProcess> servers() {
+    List<ServerProcess> all = new ArrayList<>();
+    all.add(meta);
+    all.addAll(io);
+    return all;
+  }
+
   @Override
   public void stop() {
     if (mount != null) {

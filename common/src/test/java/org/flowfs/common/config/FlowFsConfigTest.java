@@ -90,6 +90,7 @@ class FlowFsConfigTest {
         "client.read-ahead = 256k",
         "client.read-around = 0",
         "client.fuse-nice = -5",
+        "node.service-cpus = 3, 0-1",
         "   # an indented comment",
         "");
     FlowFsConfig c = FlowFsConfig.parse("full.conf", text);
@@ -108,6 +109,8 @@ class FlowFsConfigTest {
     assertEquals(0, c.ioServer(1).address().getPort());
     assertNull(c.ioServer(1).dir());
     assertEquals(new IoConfig(16, 4096, 8L << 20, true), c.io());
+    assertEquals("0-1,3", c.node().serviceCpus().toString());
+    assertEquals("0-1,3", c.effective().get("node.service-cpus"));
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123"), ""), c.rpc());
@@ -170,6 +173,9 @@ class FlowFsConfigTest {
     assertProblem(refused("layout.head-bytes = 2MiB"), "key 'layout.head-bytes': 2MiB is outside 0..1MiB");
     assertProblem(refused("client.fuse-nice = -21"), "key 'client.fuse-nice'");
     assertProblem(refused("client.fuse-nice = 1"), "key 'client.fuse-nice'");
+    assertProblem(refused("node.service-cpus = one"), "key 'node.service-cpus': 'one' is not a CPU list");
+    assertProblem(refused("node.service-cpus = 3-1"), "key 'node.service-cpus': '3-1' is a range that ends before it starts");
+    assertProblem(refused("node.service-cpus = 1024"), "key 'node.service-cpus': CPU 1024 is beyond");
     assertProblem(refused("layout.head-bytes = 1MiB\nrpc.max-frame = 1MiB"),
         "key 'layout.head-bytes' must be smaller than 'rpc.max-frame'");
     assertProblem(refused("rpc.max-frame = 2GiB"), "key 'rpc.max-frame': 2GiB is outside 1MiB..1GiB");
