@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.BinaryOperator;
 import java.util.stream.Stream;
 import org.flowfs.common.CpuSet;
 import org.flowfs.common.ServiceCpus;
@@ -80,42 +81,44 @@ class ProcessShellToolsTest extends ShellToolsContract {
 
   /** Each thread name's CPUs (Cpus_allowed_list of /proc/PID/task/TID/status); "differ" where threads of one name differ. */
   private static Map<String, String> threadCpus(long pid) throws IOException {
-    Map<String, String> out = new TreeMap<>();
-    try (Stream<Path> tasks = Files.list(Path.of("/proc", String.valueOf(pid), "task"))) {
-      for (Path t : tasks.toList()) {
-        String name;
-        String cpus = null;
-        try {
-          name = Files.readString(t.resolve("comm")).strip();
-          for (String line : Files.readAllLines(t.resolve("status"))) {
-            if (line.startsWith("Cpus_allowed_list:")) {
-              cpus = line.substring(line.indexOf(':') + 1).strip();
-            }
-          }
-        } catch (IOException gone) {
-          continue; // the thread ended meanwhile
+    return byThreadName(pid, t -> {
+      String cpus = null;
+      for (String line : Files.readAllLines(t.resolve("status"))) {
+        if (line.startsWith("Cpus_allowed_list:")) {
+          cpus = line.substring(line.indexOf(':') + 1).strip();
         }
-        out.merge(name, cpus, (a, b) -> a.equals(b) ? a : "differ: " + a + " and " + b);
       }
-    }
-    return out;
+      return Map.entry(Files.readString(t.resolve("comm")).strip(), cpus);
+    }, (a, b) -> a.equals(b) ? a : "differ: " + a + " and " + b);
   }
 
   /** Each thread name's nice value (field 19 of /proc/PID/task/TID/stat); MIN_VALUE where threads of one name differ. */
   private static Map<String, Integer> threadNice(long pid) throws IOException {
-    Map<String, Integer> out = new TreeMap<>();
+    return byThreadName(pid, t -> {
+      String stat = Files.readString(t.resolve("stat"));
+      String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return Map.entry(name, Integer.parseInt(f[19 - 3]));
+    }, (a, b) -> a.equals(b) ? a : Integer.MIN_VALUE);
+  }
+
+  /** What a thread's /proc/PID/task/TID directory says: its name and a value. */
+  private interface ThreadRead<T> {
+    Map.Entry<String, T> read(Path task) throws IOException;
+  }
+
+  /** {@code read} of every thread of {@code pid}, by name, threads of one name merged by {@code merge}. */
+  private static <T> Map<String, T> byThreadName(long pid, ThreadRead<T> read, BinaryOperator<T> merge) throws IOException {
+    Map<String, T> out = new TreeMap<>();
     try (Stream<Path> tasks = Files.list(Path.of("/proc", String.valueOf(pid), "task"))) {
       for (Path t : tasks.toList()) {
-        String stat;
+        Map.Entry<String, T> e;
         try {
-          stat = Files.readString(t.resolve("stat"));
+          e = read.read(t);
         } catch (IOException gone) {
           continue; // the thread ended meanwhile
         }
-        String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        int n = Integer.parseInt(f[19 - 3]);
-        out.merge(name, n, (a, b) -> a.equals(b) ? a : Integer.MIN_VALUE);
+        out.merge(e.getKey(), e.getValue(), merge);
       }
     }
     return out;
