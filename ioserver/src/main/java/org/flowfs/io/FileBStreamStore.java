@@ -47,8 +47,15 @@ import org.flowfs.common.flow.Pieces;
  * pages back only past a tenth of memory: a 1 GiB file written and fsynced waited for all of it
  * at the fsync, with the CPUs idle.) A sync failure there is not lost: the file's pages stay
  * dirty or in error, and the writer's own fsync reports it.
+ *
+ * <p><b>Direct writes.</b> With a {@link DirectWrite}, large pieces go to the datafile past the
+ * page cache through a second channel opened with {@code O_DIRECT} (opened with the first such
+ * piece). Early writeback counts only the bytes written through the page cache. A file system that
+ * refuses direct I/O (the open or the write fails where the same bytes written through the page
+ * cache succeed) turns direct writes off for this store, with one warning.
  */
 final class FileBStreamStore implements BStreamStore {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileBStreamStore.class);
   private final Path data;
   private final int server;
   private final Cache<Handle, Chan> open;
@@ -58,6 +65,9 @@ final class FileBStreamStore implements BStreamStore {
   /** Runs the background syncs of early writeback, one at a time; null without it. */
   private final ExecutorService syncer;
   private final AtomicLong writebacks = new AtomicLong();
+  /** Large writes past the page cache; null when off (or refused by the file system). */
+  private volatile DirectWrite direct;
+  private final AtomicLong directBytes = new AtomicLong();
   /** Emptied datafiles kept for reuse, per server. */
   static final int POOL_MAX = 8192;
   /** Empty datafiles kept made ahead for creates, per server (see {@link DatafilePool}). */
@@ -66,14 +76,26 @@ final class FileBStreamStore implements BStreamStore {
   /** A cached channel; the cache holds one reference, each user one more. */
   private static final class Chan {
     final FileChannel channel;
+    final Path path;
+    /** The datafile opened for direct writes, once a piece needed it. */
+    private FileChannel direct;
     final AtomicInteger refs = new AtomicInteger(1);
     /** Bytes written since the last background sync began. */
     final AtomicLong unsynced = new AtomicLong();
     /** A background sync of this file is queued or running. */
     final AtomicBoolean syncing = new AtomicBoolean();
 
-    Chan(FileChannel channel) {
+    Chan(FileChannel channel, Path path) {
       this.channel = channel;
+      this.path = path;
+    }
+
+    /** The channel for direct writes, opened with the first call. */
+    synchronized FileChannel direct() throws IOException {
+      if (direct == null) {
+        direct = DirectWrite.open(path);
+      }
+      return direct;
     }
 
     /** True once the last reference is gone and the channel closed: nobody can use it again. */
@@ -97,6 +119,11 @@ final class FileBStreamStore implements BStreamStore {
       if (refs.decrementAndGet() == 0) {
         try {
           channel.close();
+          synchronized (this) {
+            if (direct != null) {
+              direct.close();
+            }
+          }
         } catch (IOException e) {
           // closing a datafile cannot lose data that a sync did not promise
         }
@@ -114,6 +141,16 @@ final class FileBStreamStore implements BStreamStore {
     this(dir, server, maxOpen, POOL_MAX, POOL_READY, writeback);
   }
 
+  /**
+   * A store with early writeback every {@code writeback} bytes of a datafile (0: none) and pieces
+   * of at least {@code directWrite} bytes written past the page cache (0: none, see {@link
+   * DirectWrite}).
+   */
+  FileBStreamStore(Path dir, int server, int maxOpen, long writeback, long directWrite) throws IOException {
+    this(dir, server, maxOpen, POOL_MAX, POOL_READY, writeback);
+    this.direct = DirectWrite.of(directWrite, data);
+  }
+
   FileBStreamStore(Path dir, int server, int maxOpen) throws IOException {
     this(dir, server, maxOpen, 0);
   }
@@ -122,8 +159,8 @@ final class FileBStreamStore implements BStreamStore {
    * A store keeping up to {@code poolMax} emptied datafiles for reuse, {@code poolReady} of them
    * made ahead when removes do not supply them (0: none made ahead); without early writeback.
    */
-  FileBStreamStore(Path dir, int server, int maxOpen, int poolMax, int poolReady) throws IOException {
-    this(dir, server, maxOpen, poolMax, poolReady, 0);
+  static FileBStreamStore pooled(Path dir, int server, int maxOpen, int poolMax, int poolReady) throws IOException {
+    return new FileBStreamStore(dir, server, maxOpen, poolMax, poolReady, 0);
   }
 
   private FileBStreamStore(Path dir, int server, int maxOpen, int poolMax, int poolReady, long writeback)
@@ -204,7 +241,7 @@ final class FileBStreamStore implements BStreamStore {
           }
         }
       }
-      c = new Chan(ch);
+      c = new Chan(ch, p);
       open.put(h, c);
       return c;
     }
@@ -356,9 +393,9 @@ final class FileBStreamStore implements BStreamStore {
       Chan c = acquire(h, true);
       try {
         int len = src.readableBytes();
-        writeAt(c, src, src.readerIndex(), len, offset);
+        long buffered = writeAt(c, src, src.readerIndex(), len, offset);
         src.skipBytes(len);
-        writtenBack(c, len);
+        writtenBack(c, buffered);
         return c.channel.size();
       } finally {
         c.release();
@@ -374,11 +411,12 @@ final class FileBStreamStore implements BStreamStore {
       Chan c = acquire(h, true);
       try {
         int at = src.readerIndex();
+        long buffered = 0;
         for (int i = 0; i < pieces.count(); i++) {
-          writeAt(c, src, at, pieces.length(i), pieces.offset(i));
+          buffered += writeAt(c, src, at, pieces.length(i), pieces.offset(i));
           at += pieces.length(i);
         }
-        writtenBack(c, (int) pieces.bytes());
+        writtenBack(c, buffered);
       } finally {
         c.release();
       }
@@ -387,11 +425,56 @@ final class FileBStreamStore implements BStreamStore {
     }
   }
 
-  /** Writes {@code len} bytes of {@code src} from index {@code from} at {@code offset} of the datafile. */
-  private static void writeAt(Chan c, ByteBuf src, int from, int len, long offset) throws IOException {
+  /**
+   * Writes {@code len} bytes of {@code src} from index {@code from} at {@code offset} of the
+   * datafile, the aligned middle of a large piece directly; returns the bytes written through the
+   * page cache.
+   */
+  private long writeAt(Chan c, ByteBuf src, int from, int len, long offset) throws IOException {
+    DirectWrite d = direct;
+    if (d == null || !d.covers(offset, len)) {
+      buffered(c, src, from, len, offset);
+      return len;
+    }
+    long start = d.start(offset);
+    long end = d.end(offset + len);
+    int head = (int) (start - offset);
+    buffered(c, src, from, head, offset);
+    try {
+      d.write(c.direct(), src, from + head, start, end);
+      directBytes.addAndGet(end - start);
+    } catch (IOException e) {
+      buffered(c, src, from + head, (int) (end - start), start); // throws if the bytes cannot be written at all
+      refuse(d, e);
+      head += (int) (end - start);
+    }
+    int tail = (int) (offset + len - end);
+    buffered(c, src, from + (int) (end - offset), tail, end);
+    return head + tail;
+  }
+
+  /** Direct writes failed where buffered ones succeed: the file system does not take them; off. */
+  private void refuse(DirectWrite d, IOException e) {
+    if (d == direct) {
+      direct = null;
+      LOG.warn("{}: direct writes refused ({}); writing through the page cache from now on (io.direct-write)", data, e.toString());
+    }
+  }
+
+  private static void buffered(Chan c, ByteBuf src, int from, int len, long offset) throws IOException {
     for (int done = 0; done < len; ) {
       done += src.getBytes(from + done, c.channel, offset + done, len - done);
     }
+  }
+
+  /** Bytes written past the page cache so far. */
+  long directBytes() {
+    return directBytes.get();
+  }
+
+  @Override
+  public java.util.Map<String, Long> counters() {
+    return java.util.Map.of("store.direct-bytes", directBytes.get(), "store.writebacks", writebacks.get());
   }
 
   /** Background syncs of early writeback done so far. */
@@ -400,7 +483,7 @@ final class FileBStreamStore implements BStreamStore {
   }
 
   /** Counts {@code len} bytes written through {@code c} (retained); past the threshold, queues a sync. */
-  private void writtenBack(Chan c, int len) {
+  private void writtenBack(Chan c, long len) {
     if (syncer == null || c.unsynced.addAndGet(len) < writeback || !c.syncing.compareAndSet(false, true)) {
       return;
     }

@@ -95,7 +95,8 @@ public final class IoServer implements AutoCloseable {
     IoServerConfig me = config.ioServer(id);
     this.lock = DirLock.acquire(me.requireDir(), "I/O server");
     try {
-      this.store = new FileBStreamStore(me.dir(), Handle.serverOfIo(id), config.io().openFiles(), config.io().writeback());
+      this.store = new FileBStreamStore(me.dir(), Handle.serverOfIo(id), config.io().openFiles(), config.io().writeback(),
+          config.io().directWrite());
       this.allocator = new HandleAllocator(me.dir().resolve("handles"), Handle.serverOfIo(id));
     } catch (IOException | RuntimeException e) {
       lock.close();
@@ -146,7 +147,7 @@ public final class IoServer implements AutoCloseable {
     t.async(PingReq.class, Access.READ_ONLY, (q, ctx) ->
         CompletableFuture.completedFuture(new PingResp("ioserver", id, Version.RELEASE, q.sentNanos())));
     t.async(StatsReq.class, Access.READ_ONLY, (q, ctx) ->
-        CompletableFuture.completedFuture(new StatsResp("ioserver", id, counters.snapshot())));
+        CompletableFuture.completedFuture(new StatsResp("ioserver", id, stats())));
     t.blocking(PrecreateReq.class, Access.MODIFY, pool, (q, ctx) -> new HandlesResp(allocator.allocate(q.count())));
     // the short write: the data rides in the request
     t.blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
@@ -297,7 +298,9 @@ public final class IoServer implements AutoCloseable {
   }
 
   public Map<String, Long> stats() {
-    return counters.snapshot();
+    Map<String, Long> m = counters.snapshot();
+    m.putAll(store.counters());
+    return m;
   }
 
   @Override

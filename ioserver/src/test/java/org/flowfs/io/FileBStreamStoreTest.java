@@ -34,7 +34,7 @@ class FileBStreamStoreTest extends BStreamStoreContract {
 
   @Override
   protected BStreamStore open(Path dir, int server) throws IOException {
-    return new FileBStreamStore(dir, server, MAX_OPEN, FileBStreamStore.POOL_MAX, 0); // the pool as removes fill it
+    return FileBStreamStore.pooled(dir, server, MAX_OPEN, FileBStreamStore.POOL_MAX, 0); // the pool as removes fill it
   }
 
   /**
@@ -213,7 +213,7 @@ class FileBStreamStoreTest extends BStreamStoreContract {
   @Test
   void pool_isBounded_andSurvivesARestart() throws IOException {
     store.close();
-    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 2, 0);
+    store = FileBStreamStore.pooled(dir, SERVER, MAX_OPEN, 2, 0);
     for (int i = 1; i <= 3; i++) {
       write(h(i), 0, bytes(i, 100));
     }
@@ -224,7 +224,7 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     assertEquals(2, filesIn(free).size(), "past the bound a removed datafile is unlinked");
     assertEquals(0, store.count());
     store.close();
-    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 2, 0);
+    store = FileBStreamStore.pooled(dir, SERVER, MAX_OPEN, 2, 0);
     write(h(10), 0, bytes(10, 7));
     write(h(11), 0, bytes(11, 7));
     assertEquals(List.of(), filesIn(free), "files pooled by the last run are used");
@@ -237,7 +237,7 @@ class FileBStreamStoreTest extends BStreamStoreContract {
   void pool_makesFilesAhead_soCreatesWithoutRemovesRenameThem() throws Exception {
     store.close();
     Path free = dir.resolve("data").resolve("free");
-    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 16, 6);
+    store = FileBStreamStore.pooled(dir, SERVER, MAX_OPEN, 16, 6);
     awaitFiles(free, 6); // made at start
     for (Path p : filesIn(free)) {
       assertEquals(0, Files.size(p), "made empty");
@@ -292,6 +292,97 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     assertEquals(0, none.writebacks(), "without writeback, no background sync");
     assertTrue(syncs >= 1);
     assertArrayEquals(all, read(h(1), 0, all.length));
+  }
+
+  /**
+   * Direct writes: the aligned middle of a large piece goes past the page cache through a channel
+   * opened with O_DIRECT, its unaligned head and tail and small pieces through the page cache;
+   * whatever mix wrote a range, reads and sendfile regions give the last bytes written there.
+   */
+  @Test
+  void directWrite_largeAlignedPartsPastThePageCache_readsSeeEveryWrite() throws Exception {
+    store.close();
+    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 64L << 10, 128L << 10);
+    store = fs;
+    byte[] expect = new byte[3 << 20];
+    // small and buffered first, then a large unaligned piece over it, then small ones inside that
+    put(expect, h(1), 5_000, bytes(1, 10_000));
+    assertEquals(0, fs.directBytes(), "below the threshold: through the page cache");
+    put(expect, h(1), 1_000, bytes(2, (2 << 20) + 3_000));
+    long middle = (((1_000 + (2 << 20) + 3_000) / 4096) * 4096) - 4096;
+    assertEquals(middle, fs.directBytes(), "the aligned middle, [4096, end rounded down)");
+    assertTrue(datafileOpenDirect(), "a channel with O_DIRECT on the datafile");
+    put(expect, h(1), 300_000, bytes(3, 7));
+    put(expect, h(1), 1 << 20, bytes(4, 4096));
+    // one flow buffer of several pieces from a composite buffer, as the network delivers it
+    Pieces p = new Pieces(3);
+    p.add(2 << 20, 256 * 1024);
+    p.add((2 << 20) + 300_000, 200_000);
+    p.add(500, 100);
+    byte[] a = bytes(5, 256 * 1024);
+    byte[] b = bytes(6, 200_100);
+    ByteBuf src = io.netty.buffer.Unpooled.compositeBuffer()
+        .addComponent(true, io.netty.buffer.Unpooled.wrappedBuffer(java.util.Arrays.copyOf(a, 100_000)))
+        .addComponent(true, io.netty.buffer.Unpooled.wrappedBuffer(concat(java.util.Arrays.copyOfRange(a, 100_000, a.length), b)));
+    store.write(h(1), p, src);
+    System.arraycopy(a, 0, expect, 2 << 20, a.length);
+    System.arraycopy(b, 0, expect, (2 << 20) + 300_000, 200_000);
+    System.arraycopy(b, 200_000, expect, 500, 100);
+    int size = (2 << 20) + 500_000;
+    assertTrue(fs.directBytes() >= middle + 256 * 1024 + 196_608, "the flow's two large pieces went direct too");
+    assertEquals(size, store.size(h(1)));
+    assertArrayEquals(slice(expect, 0, size), read(h(1), 0, size));
+    Pieces all = new Pieces(1);
+    all.add(0, size);
+    List<ReferenceCounted> parts = store.regions(h(1), all);
+    try {
+      assertArrayEquals(slice(expect, 0, size), sent(parts), "sendfile sees the direct writes");
+    } finally {
+      parts.forEach(ReferenceCounted::release);
+    }
+    store.sync(h(1), true);
+    store.close();
+    store = open(dir, SERVER); // another store, nothing cached: the bytes are in the file
+    assertArrayEquals(slice(expect, 0, size), read(h(1), 0, size));
+  }
+
+  /** Without a threshold (io.direct-write = 0) every write goes through the page cache. */
+  @Test
+  void directWrite_off_writesEverythingThroughThePageCache() throws Exception {
+    store.close();
+    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 0L, 0L);
+    store = fs;
+    byte[] data = bytes(7, 4 << 20);
+    write(h(1), 0, data);
+    assertEquals(0, fs.directBytes());
+    assertTrue(!datafileOpenDirect());
+    assertArrayEquals(data, read(h(1), 0, data.length));
+  }
+
+  private void put(byte[] expect, Handle h, int offset, byte[] data) {
+    write(h, offset, data);
+    System.arraycopy(data, 0, expect, offset, data.length);
+  }
+
+  /** Whether this process has a datafile under {@code dir} open with O_DIRECT (/proc/self/fdinfo). */
+  private boolean datafileOpenDirect() throws IOException {
+    Path real = dir.resolve("data").toRealPath();
+    try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+      for (Path fd : (Iterable<Path>) fds::iterator) {
+        try {
+          if (Files.readSymbolicLink(fd).startsWith(real)) {
+            for (String line : Files.readAllLines(Path.of("/proc/self/fdinfo", fd.getFileName().toString()))) {
+              if (line.startsWith("flags:") && (Long.parseLong(line.substring(6).trim(), 8) & 040000) != 0) {
+                return true;
+              }
+            }
+          }
+        } catch (IOException e) {
+          // closed meanwhile
+        }
+      }
+    }
+    return false;
   }
 
   private static void awaitFiles(Path d, int n) throws Exception {

@@ -11,10 +11,13 @@ package org.flowfs.common.config;
  * @param sendfile whether flows that read send datafile bytes from the page cache to the socket
  *     ({@code sendfile}) rather than reading them into a buffer on the storage pool first: no copy
  *     through user space, but the network thread then waits for pages not yet in memory
+ * @param directWrite pieces of a write at least this large go to the datafile past the page cache
+ *     ({@code O_DIRECT}, their block-aligned part); 0: every write through the page cache
  */
-public record IoConfig(int threads, int openFiles, long writeback, boolean sendfile) {
+public record IoConfig(int threads, int openFiles, long writeback, boolean sendfile, long directWrite) {
   static IoConfig from(ConfigSource s) {
     return new IoConfig(s.integer("io.threads", 4, 1, 256), s.integer("io.open-files", 1024, 16, 1 << 20),
-        s.size("io.writeback", 8L << 20, 0, 1L << 40), s.bool("io.sendfile", true));
+        s.size("io.writeback", 8L << 20, 0, 1L << 40), s.bool("io.sendfile", true),
+        s.size("io.direct-write", 128L << 10, 0, 1L << 30));
   }
 }
