@@ -10,16 +10,16 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * Large writes to a datafile past the page cache ({@code O_DIRECT}), as OrangeFS's {@code
- * directio} storage method does: the block-aligned middle of a piece of at least {@link #min()}
- * bytes goes straight from an aligned staging buffer to the device; its unaligned head and tail,
- * and smaller pieces, go through the page cache as before.
+ * directio} storage method does: the block-aligned middle of a piece of at least {@code
+ * io.direct-write} bytes goes straight from an aligned staging buffer to the device; its unaligned
+ * head and tail, and smaller pieces, go through the page cache as before.
  *
  * <p>Why: a write through the page cache costs the server a copy into the cache plus its
  * bookkeeping per page (allocating, charging, marking dirty, writing back, completing, freeing),
  * and the data then sits in the server's memory although the client that wrote it keeps its own
  * copy. Direct, the bookkeeping is gone and the copy is one into the staging buffer (the network's
  * buffers are not block-aligned). Four {@code dd} writers on one {@code flowfs up} (2 CPUs): 25-30%
- * less CPU per byte (see README, "Direct writes").
+ * less CPU per byte (README, "Direct writes on the I/O servers").
  *
  * <p>The page cache stays coherent: the kernel writes back and drops cached pages of the range a
  * direct write covers. Small writes (the random 4 KiB writers', the eager path's) stay buffered:
@@ -45,20 +45,21 @@ final class DirectWrite {
    * its file system's block size (at least {@link #MIN_ALIGN}); null when {@code min} is 0 or the
    * block size is not a power of two up to {@link #STAGE}.
    */
-  static DirectWrite of(long min, Path dir) throws IOException {
+  static DirectWrite of(long min, Path dir) {
     if (min <= 0) {
       return null;
     }
-    long block = Files.getFileStore(dir).getBlockSize();
-    int align = (int) Math.max(MIN_ALIGN, block);
+    long block;
+    try {
+      block = Files.getFileStore(dir).getBlockSize();
+    } catch (IOException | UnsupportedOperationException e) {
+      block = MIN_ALIGN; // the file system does not say: the common block size; a refusal turns it off
+    }
+    long align = Math.max(MIN_ALIGN, block);
     if (Long.bitCount(align) != 1 || align > STAGE) {
       return null;
     }
-    return new DirectWrite(Math.max(min, align), align);
-  }
-
-  long min() {
-    return min;
+    return new DirectWrite(Math.max(min, align), (int) align);
   }
 
   /** The first aligned offset at or after {@code offset}. */
