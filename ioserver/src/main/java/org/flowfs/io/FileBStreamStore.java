@@ -98,6 +98,14 @@ final class FileBStreamStore implements BStreamStore {
       return direct;
     }
 
+    private static void closeQuietly(FileChannel ch) {
+      try {
+        ch.close();
+      } catch (IOException e) {
+        // closing a datafile cannot lose data that a sync did not promise
+      }
+    }
+
     /** True once the last reference is gone and the channel closed: nobody can use it again. */
     boolean closed() {
       return refs.get() <= 0;
@@ -117,15 +125,11 @@ final class FileBStreamStore implements BStreamStore {
 
     void release() {
       if (refs.decrementAndGet() == 0) {
-        try {
-          channel.close();
-          synchronized (this) {
-            if (direct != null) {
-              direct.close();
-            }
+        closeQuietly(channel);
+        synchronized (this) {
+          if (direct != null) {
+            closeQuietly(direct);
           }
-        } catch (IOException e) {
-          // closing a datafile cannot lose data that a sync did not promise
         }
       }
     }
