@@ -59,11 +59,6 @@ public interface BStreamStore extends AutoCloseable {
 
   long count();
 
-  /** The store's own counters for the server's statistics (e.g. {@code store.direct-bytes}). */
-  default java.util.Map<String, Long> counters() {
-    return java.util.Map.of();
-  }
-
   @Override
   void close();
 }

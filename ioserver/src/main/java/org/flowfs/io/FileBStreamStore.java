@@ -21,6 +21,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.flowfs.common.Counters;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
@@ -64,10 +66,11 @@ final class FileBStreamStore implements BStreamStore {
   private final long writeback;
   /** Runs the background syncs of early writeback, one at a time; null without it. */
   private final ExecutorService syncer;
-  private final AtomicLong writebacks = new AtomicLong();
+  /** In the server's counters: {@code store.writebacks}, {@code store.direct-bytes}. */
+  private final LongAdder writebacks;
+  private final LongAdder directBytes;
   /** Large writes past the page cache; null when off (or refused by the file system). */
   private volatile DirectWrite direct;
-  private final AtomicLong directBytes = new AtomicLong();
   /** Emptied datafiles kept for reuse, per server. */
   static final int POOL_MAX = 8192;
   /** Empty datafiles kept made ahead for creates, per server (see {@link DatafilePool}). */
@@ -142,16 +145,17 @@ final class FileBStreamStore implements BStreamStore {
 
   /** A store with early writeback every {@code writeback} bytes of a datafile (0: none). */
   FileBStreamStore(Path dir, int server, int maxOpen, long writeback) throws IOException {
-    this(dir, server, maxOpen, POOL_MAX, POOL_READY, writeback);
+    this(dir, server, maxOpen, POOL_MAX, POOL_READY, writeback, new Counters());
   }
 
   /**
    * A store with early writeback every {@code writeback} bytes of a datafile (0: none) and pieces
    * of at least {@code directWrite} bytes written past the page cache (0: none, see {@link
-   * DirectWrite}).
+   * DirectWrite}), counting into {@code counters}.
    */
-  FileBStreamStore(Path dir, int server, int maxOpen, long writeback, long directWrite) throws IOException {
-    this(dir, server, maxOpen, POOL_MAX, POOL_READY, writeback);
+  FileBStreamStore(Path dir, int server, int maxOpen, long writeback, long directWrite, Counters counters)
+      throws IOException {
+    this(dir, server, maxOpen, POOL_MAX, POOL_READY, writeback, counters);
     this.direct = DirectWrite.of(directWrite, data);
   }
 
@@ -164,11 +168,13 @@ final class FileBStreamStore implements BStreamStore {
    * made ahead when removes do not supply them (0: none made ahead); without early writeback.
    */
   static FileBStreamStore pooled(Path dir, int server, int maxOpen, int poolMax, int poolReady) throws IOException {
-    return new FileBStreamStore(dir, server, maxOpen, poolMax, poolReady, 0);
+    return new FileBStreamStore(dir, server, maxOpen, poolMax, poolReady, 0, new Counters());
   }
 
-  private FileBStreamStore(Path dir, int server, int maxOpen, int poolMax, int poolReady, long writeback)
-      throws IOException {
+  private FileBStreamStore(Path dir, int server, int maxOpen, int poolMax, int poolReady, long writeback,
+      Counters counters) throws IOException {
+    this.writebacks = counters.counter("store.writebacks");
+    this.directBytes = counters.counter("store.direct-bytes");
     this.data = dir.resolve("data");
     this.server = server;
     this.writeback = writeback;
@@ -446,7 +452,7 @@ final class FileBStreamStore implements BStreamStore {
     buffered(c, src, from, head, offset);
     try {
       d.write(c.direct(), src, from + head, start, end);
-      directBytes.addAndGet(end - start);
+      directBytes.add(end - start);
     } catch (IOException e) {
       buffered(c, src, from + head, (int) (end - start), start); // throws if the bytes cannot be written at all
       refuse(d, e);
@@ -473,17 +479,12 @@ final class FileBStreamStore implements BStreamStore {
 
   /** Bytes written past the page cache so far. */
   long directBytes() {
-    return directBytes.get();
-  }
-
-  @Override
-  public java.util.Map<String, Long> counters() {
-    return java.util.Map.of("store.direct-bytes", directBytes.get(), "store.writebacks", writebacks.get());
+    return directBytes.sum();
   }
 
   /** Background syncs of early writeback done so far. */
   long writebacks() {
-    return writebacks.get();
+    return writebacks.sum();
   }
 
   /** Counts {@code len} bytes written through {@code c} (retained); past the threshold, queues a sync. */
@@ -497,7 +498,7 @@ final class FileBStreamStore implements BStreamStore {
         try {
           c.unsynced.set(0);
           c.channel.force(false);
-          writebacks.incrementAndGet();
+          writebacks.increment();
         } catch (IOException e) {
           // the writer's own fsync reports it: the pages stay dirty or in error
         } finally {

@@ -5,7 +5,6 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.AttributeKey;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.flowfs.common.Counters;
@@ -96,7 +95,7 @@ public final class IoServer implements AutoCloseable {
     this.lock = DirLock.acquire(me.requireDir(), "I/O server");
     try {
       this.store = new FileBStreamStore(me.dir(), Handle.serverOfIo(id), config.io().openFiles(), config.io().writeback(),
-          config.io().directWrite());
+          config.io().directWrite(), counters);
       this.allocator = new HandleAllocator(me.dir().resolve("handles"), Handle.serverOfIo(id));
     } catch (IOException | RuntimeException e) {
       lock.close();
@@ -147,7 +146,7 @@ public final class IoServer implements AutoCloseable {
     t.async(PingReq.class, Access.READ_ONLY, (q, ctx) ->
         CompletableFuture.completedFuture(new PingResp("ioserver", id, Version.RELEASE, q.sentNanos())));
     t.async(StatsReq.class, Access.READ_ONLY, (q, ctx) ->
-        CompletableFuture.completedFuture(new StatsResp("ioserver", id, stats())));
+        CompletableFuture.completedFuture(new StatsResp("ioserver", id, counters.snapshot())));
     t.blocking(PrecreateReq.class, Access.MODIFY, pool, (q, ctx) -> new HandlesResp(allocator.allocate(q.count())));
     // the short write: the data rides in the request
     t.blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
@@ -295,12 +294,6 @@ public final class IoServer implements AutoCloseable {
       throw new FsException(Errno.ESTALE, "handle " + h + " was not issued by ioserver " + id);
     }
     return h;
-  }
-
-  public Map<String, Long> stats() {
-    Map<String, Long> m = counters.snapshot();
-    m.putAll(store.counters());
-    return m;
   }
 
   @Override

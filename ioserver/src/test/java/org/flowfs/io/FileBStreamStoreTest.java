@@ -302,7 +302,8 @@ class FileBStreamStoreTest extends BStreamStoreContract {
   @Test
   void directWrite_largeAlignedPartsPastThePageCache_readsSeeEveryWrite() throws Exception {
     store.close();
-    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 64L << 10, 128L << 10);
+    org.flowfs.common.Counters counters = new org.flowfs.common.Counters();
+    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 64L << 10, 128L << 10, counters);
     store = fs;
     byte[] expect = new byte[3 << 20];
     // small and buffered first, then a large unaligned piece over it, then small ones inside that
@@ -330,6 +331,7 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     System.arraycopy(b, 200_000, expect, 500, 100);
     int size = (2 << 20) + 500_000;
     assertTrue(fs.directBytes() >= middle + 256 * 1024 + 196_608, "the flow's two large pieces went direct too");
+    assertEquals(fs.directBytes(), counters.get("store.direct-bytes"), "counted in the server's counters");
     assertEquals(size, store.size(h(1)));
     assertArrayEquals(slice(expect, 0, size), read(h(1), 0, size));
     Pieces all = new Pieces(1);
@@ -350,7 +352,7 @@ class FileBStreamStoreTest extends BStreamStoreContract {
   @Test
   void directWrite_off_writesEverythingThroughThePageCache() throws Exception {
     store.close();
-    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 0L, 0L);
+    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 0L, 0L, new org.flowfs.common.Counters());
     store = fs;
     byte[] data = bytes(7, 4 << 20);
     write(h(1), 0, data);
