@@ -66,9 +66,13 @@ final class FileBStreamStore implements BStreamStore {
   private final long writeback;
   /** Runs the background syncs of early writeback, one at a time; null without it. */
   private final ExecutorService syncer;
-  /** In the server's counters: {@code store.writebacks}, {@code store.direct-bytes}. */
+  /**
+   * In the server's counters: {@code store.writebacks}, {@code store.direct-bytes} and, of those,
+   * {@code store.direct-staged-bytes}: copied into a staging buffer first (not placed aligned).
+   */
   private final LongAdder writebacks;
   private final LongAdder directBytes;
+  private final LongAdder directStaged;
   /** Large writes past the page cache; null when off (or refused by the file system). */
   private volatile DirectWrite direct;
   /** Emptied datafiles kept for reuse, per server. */
@@ -175,6 +179,7 @@ final class FileBStreamStore implements BStreamStore {
       Counters counters) throws IOException {
     this.writebacks = counters.counter("store.writebacks");
     this.directBytes = counters.counter("store.direct-bytes");
+    this.directStaged = counters.counter("store.direct-staged-bytes");
     this.data = dir.resolve("data");
     this.server = server;
     this.writeback = writeback;
@@ -451,7 +456,7 @@ final class FileBStreamStore implements BStreamStore {
     int head = (int) (start - offset);
     buffered(c, src, from, head, offset);
     try {
-      d.write(c.direct(), src, from + head, start, end);
+      directStaged.add(d.write(c.direct(), src, from + head, start, end));
       directBytes.add(end - start);
     } catch (IOException e) {
       buffered(c, src, from + head, (int) (end - start), start); // throws if the bytes cannot be written at all
@@ -480,6 +485,11 @@ final class FileBStreamStore implements BStreamStore {
   /** Bytes written past the page cache so far. */
   long directBytes() {
     return directBytes.sum();
+  }
+
+  /** Of {@link #directBytes()}, those copied into a staging buffer first. */
+  long directStaged() {
+    return directStaged.sum();
   }
 
   /** Background syncs of early writeback done so far. */

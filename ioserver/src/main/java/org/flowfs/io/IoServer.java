@@ -44,6 +44,7 @@ import org.flowfs.common.wire.IoOp.DataRemoveReq;
 import org.flowfs.common.wire.IoOp.EagerData;
 import org.flowfs.common.wire.IoOp.EagerWriteReq;
 import org.flowfs.common.wire.IoOp.FlowAck;
+import org.flowfs.common.wire.IoOp.FlowData;
 import org.flowfs.common.wire.IoOp.FlowReq;
 import org.flowfs.common.wire.IoOp.HandlesResp;
 import org.flowfs.common.wire.IoOp.IoStatfsReq;
@@ -119,6 +120,10 @@ public final class IoServer implements AutoCloseable {
         counters.increment("flow.orphan-frames");
       }
     });
+    if (config.io().directWrite() > 0) {
+      // flow data that may go past the page cache arrives where the direct writes take it from
+      this.rpc.placePayloads(FlowData.class, (int) config.io().directWrite());
+    }
   }
 
   /** Opens the storage of I/O server {@code id}; {@link #start()} then listens. */

@@ -361,6 +361,53 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     assertArrayEquals(data, read(h(1), 0, data.length));
   }
 
+  /**
+   * A payload placed as the I/O server's receive path places it: its bytes at addresses congruent
+   * to their datafile offsets, in reads that follow each other in one region (several buffers to
+   * Netty, one run of memory). The blocks go to the file from that memory; only what no whole block
+   * of such memory holds (here: the part before it, from another read) is copied first.
+   */
+  @Test
+  void directWrite_placedPayload_goesFromTheNetworkMemoryWithoutACopy() throws Exception {
+    store.close();
+    org.flowfs.common.Counters counters = new org.flowfs.common.Counters();
+    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 0L, 128L << 10, counters);
+    store = fs;
+    int size = 1 << 20;
+    long offset = 3L << 20; // an aligned datafile offset
+    byte[] data = bytes(8, size);
+    int early = 5_000; // arrived with the frame's header, somewhere else in memory
+    ByteBuf region = io.netty.buffer.PooledByteBufAllocator.DEFAULT.directBuffer(size + 8192);
+    ByteBuf elsewhere = io.netty.buffer.Unpooled.directBuffer(early + 3);
+    try {
+      int at = (int) ((early - region.memoryAddress()) & 4095); // byte `early` at an aligned address
+      region.setBytes(at, data, early, size - early);
+      elsewhere.writeZero(3).writeBytes(data, 0, early).skipBytes(3);
+      io.netty.buffer.CompositeByteBuf src = io.netty.buffer.Unpooled.compositeBuffer();
+      src.addComponent(true, elsewhere.retain());
+      int pos = at;
+      for (int n : new int[] {65_536 - early, 20_011, 65_536, 301_000}) { // reads of any size
+        src.addComponent(true, region.retainedSlice(pos, n));
+        pos += n;
+      }
+      src.addComponent(true, region.retainedSlice(pos, at + size - early - pos));
+      Pieces p = new Pieces(1);
+      p.add(offset, size);
+      store.write(h(1), p, src);
+      src.release();
+    } finally {
+      region.release();
+      elsewhere.release();
+    }
+    assertEquals(size, fs.directBytes(), "all of it direct");
+    assertEquals(8192, fs.directStaged(), "copied: only the blocks that began in the other read");
+    assertEquals(fs.directStaged(), counters.get("store.direct-staged-bytes"));
+    assertArrayEquals(data, read(h(1), offset, size));
+    store.close();
+    store = open(dir, SERVER);
+    assertArrayEquals(data, read(h(1), offset, size), "in the file");
+  }
+
   private void put(byte[] expect, Handle h, int offset, byte[] data) {
     write(h, offset, data);
     System.arraycopy(data, 0, expect, offset, data.length);

@@ -19,9 +19,11 @@ import org.junit.jupiter.api.io.TempDir;
 class FlowPathsTest {
   static EmbeddedDeployment fs;
   static Path m;
+  static Path local;
 
   @BeforeAll
   static void up(@TempDir Path tmp) throws Exception {
+    local = tmp;
     fs = new EmbeddedDeployment(tmp, 4, "layout.head-bytes = 0\n"); // every byte to the I/O servers (FileHeadTest: the head)
     m = fs.mountPoint();
   }
@@ -104,6 +106,25 @@ class FlowPathsTest {
     assertEquals(4, r.get("flow")[0]);
     // the servers sent every byte from the page cache (io.sendfile), none through a buffer
     assertEquals(1048576, servers("bytes.sendfile") - sentBefore);
+  }
+
+  /**
+   * A large write goes to the datafiles past the servers' page cache ({@code io.direct-write}),
+   * from the memory the servers' network reads placed it in: hardly a byte is copied on the way
+   * (only what arrived in the same read as a frame's header, or what lies in no whole block).
+   */
+  @Test
+  void largeWrite_goesPastThePageCache_fromWhereTheNetworkPlacedIt() {
+    Path ref = local.resolve("direct.ref");
+    Sh.ok(m, "head -c 16777216 /dev/urandom > " + ref);
+    long direct = servers("store.direct-bytes");
+    long staged = servers("store.direct-staged-bytes");
+    Sh.ok(m, "dd if=" + ref + " of=direct.bin bs=1M conv=fsync status=none");
+    long d = servers("store.direct-bytes") - direct;
+    long copied = servers("store.direct-staged-bytes") - staged;
+    assertTrue(d >= 12 << 20, "16 MiB written, " + d + " bytes of it direct");
+    assertTrue(copied <= d / 8, copied + " of the " + d + " direct bytes were copied into a staging buffer first");
+    Sh.ok(m, "echo 3 > /proc/sys/vm/drop_caches; cmp direct.bin " + ref);
   }
 
   @Test

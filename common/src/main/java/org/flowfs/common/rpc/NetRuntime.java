@@ -36,8 +36,10 @@ public final class NetRuntime implements AutoCloseable {
    * buffer at a time whether it arrived in one read or in four (the frame decoder keeps the reads
    * as views, no copy); clients keep large reads for read flows.
    */
+  public static final int SERVER_READ_MAX = 64 * 1024;
+
   public static final io.netty.channel.RecvByteBufAllocator SERVER_RECEIVE_BUFFERS =
-      new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 64 * 1024);
+      new io.netty.channel.AdaptiveRecvByteBufAllocator(512, SERVER_READ_MAX, SERVER_READ_MAX);
 
   private final EventLoopGroup group;
   private final boolean epoll;

@@ -32,6 +32,8 @@ import org.flowfs.common.wire.CommonOp.AuthResp;
 import org.flowfs.common.wire.CommonOp.ErrorResp;
 import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.FrameDecoder;
+import org.flowfs.common.wire.HasPayload;
+import org.flowfs.common.wire.PayloadPlacement;
 import org.flowfs.common.wire.FrameEncoder;
 import org.flowfs.common.wire.HasPayload;
 import org.flowfs.common.wire.MalformedMessageException;
@@ -79,6 +81,9 @@ public final class RpcServer implements AutoCloseable {
   private final MessageRegistry registry;
   private final FrameEncoder encoder;
   private final Counters counters;
+  /** Messages whose large payloads are placed (see {@link #placePayloads}); null for none. */
+  private Class<? extends HasPayload> placedType;
+  private int placedMin;
   private final Membership membership;
   private final LogLimit authLog = new LogLimit(60);
   private final LogLimit badLog = new LogLimit(60);
@@ -112,6 +117,16 @@ public final class RpcServer implements AutoCloseable {
     this.oneway = handler;
   }
 
+  /**
+   * Reads the payloads of {@code type} messages of at least {@code min} bytes into page-aligned
+   * memory, each in one run ({@link PayloadPlacement}): for storage that writes them past the page
+   * cache. Call before {@link #start}.
+   */
+  public void placePayloads(Class<? extends HasPayload> type, int min) {
+    this.placedType = type;
+    this.placedMin = min;
+  }
+
   /** Binds and starts accepting; returns the bound address (a port 0 becomes a real port). */
   public InetSocketAddress start() throws IOException {
     InetSocketAddress resolved = new InetSocketAddress(bind.getHostString(), bind.getPort());
@@ -137,6 +152,11 @@ public final class RpcServer implements AutoCloseable {
             counters.increment("connections.accepted");
             FrameDecoder frames = new FrameDecoder(registry, (int) config.maxFrame());
             frames.limit(PRE_AUTH_FRAME);
+            if (placedType != null) {
+              PayloadPlacement p = new PayloadPlacement(NetRuntime.SERVER_RECEIVE_BUFFERS, NetRuntime.SERVER_READ_MAX);
+              ch.config().setRecvByteBufAllocator(p);
+              frames.placePayloads(p, placedType, placedMin);
+            }
             ch.pipeline()
                 .addLast("frame", frames)
                 .addLast("encode", encoder)

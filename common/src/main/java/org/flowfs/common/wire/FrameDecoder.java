@@ -21,6 +21,10 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
   private final int maxFrame;
   private int limit;
   private boolean failed;
+  /** Where large payloads of {@link #placedType} frames are read to; null for none. */
+  private PayloadPlacement placement;
+  private int placedType = -1;
+  private int placedMin;
 
   public FrameDecoder(MessageRegistry registry, int maxFrame) {
     super(maxFrame, 0, Frames.LENGTH_FIELD, 0, Frames.LENGTH_FIELD);
@@ -42,6 +46,54 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
     this.limit = Math.min(bytes, maxFrame);
   }
 
+  /**
+   * Has the payloads of {@code type} frames of at least {@code min} bytes read into memory placed
+   * by {@code p}, this connection's receive allocator: each such payload's bytes in one run, every
+   * byte at an address congruent to its index in the payload modulo the page. Call before the
+   * first read.
+   */
+  public void placePayloads(PayloadPlacement p, Class<? extends HasPayload> type, int min) {
+    this.placement = p;
+    this.placedType = registry.idOf(type);
+    this.placedMin = min;
+  }
+
+  /**
+   * With a frame begun in {@code in} (at its reader index) and not complete: if it is one whose
+   * payload is placed and its header is in, the rest of the payload goes to a placed region.
+   * The payload's length field is the type's only field before its payload, as in {@link
+   * IoOp.FlowData}.
+   */
+  private void place(ChannelHandlerContext ctx, ByteBuf in) {
+    int have = in.readableBytes();
+    int at = in.readerIndex();
+    if (placement.placing()) {
+      return;
+    }
+    if (have < PayloadPlacement.HEADER) {
+      // read the rest of the header on its own if the frame may be one to place
+      if (have < Frames.LENGTH_FIELD + 4 || in.getUnsignedShort(at + Frames.LENGTH_FIELD + 2) == placedType) {
+        placement.probe(PayloadPlacement.HEADER - have);
+      }
+      return;
+    }
+    long length = in.getUnsignedInt(at);
+    long payload = in.getUnsignedInt(at + Frames.LENGTH_FIELD + Frames.HEADER);
+    if (in.getUnsignedShort(at + Frames.LENGTH_FIELD + 2) != placedType || payload < placedMin
+        || payload != length - Frames.HEADER - 4) {
+      return;
+    }
+    int arrived = have - PayloadPlacement.HEADER;
+    placement.expect((int) (payload - arrived), arrived, ctx.alloc());
+  }
+
+  @Override
+  protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    if (placement != null) {
+      placement.close();
+    }
+  }
+
   @Override
   protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
     if (failed) {
@@ -58,6 +110,9 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
       }
       ByteBuf frame = (ByteBuf) super.decode(ctx, in);
       if (frame == null) {
+        if (placement != null) {
+          place(ctx, in);
+        }
         return null;
       }
       try {
