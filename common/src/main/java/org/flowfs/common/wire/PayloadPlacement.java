@@ -27,8 +27,13 @@ import io.netty.util.UncheckedBooleanSupplier;
 public final class PayloadPlacement implements RecvByteBufAllocator {
   /** The alignment placed payloads get: the page, the block size of nearly every file system. */
   public static final int PAGE = 4096;
-  /** The largest region: Netty's pooled chunk (4 MiB) holds it; larger payloads are not placed. */
-  public static final int MAX_REGION = 4 << 20;
+  /**
+   * The largest region, so that it and its alignment slack fit in one of Netty's pooled chunks (4
+   * MiB); larger payloads are not placed. A region is set aside when a frame's header is in, ahead
+   * of its bytes: a peer can hold one per connection, and only after the membership handshake
+   * (frames before it are limited to 1 KiB).
+   */
+  public static final int MAX_REGION = (4 << 20) - PAGE;
   /** A data frame's bytes before its payload: length, header, the payload's length. */
   public static final int HEADER = Frames.LENGTH_FIELD + Frames.HEADER + 4;
 
