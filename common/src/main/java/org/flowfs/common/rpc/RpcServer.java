@@ -32,13 +32,12 @@ import org.flowfs.common.wire.CommonOp.AuthResp;
 import org.flowfs.common.wire.CommonOp.ErrorResp;
 import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.FrameDecoder;
-import org.flowfs.common.wire.HasPayload;
-import org.flowfs.common.wire.PayloadPlacement;
 import org.flowfs.common.wire.FrameEncoder;
 import org.flowfs.common.wire.HasPayload;
 import org.flowfs.common.wire.MalformedMessageException;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MessageRegistry;
+import org.flowfs.common.wire.PayloadPlacement;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
