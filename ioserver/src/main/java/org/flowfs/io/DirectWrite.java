@@ -19,8 +19,9 @@ import java.nio.file.StandardOpenOption;
  * <p>Why: a write through the page cache costs the server a copy into the cache plus its
  * bookkeeping per page (allocating, charging, marking dirty, writing back, completing, freeing),
  * and the data then sits in the server's memory although the client that wrote it keeps its own
- * copy. Direct, the bookkeeping is gone, and so is the copy where the payload arrived aligned. Four {@code dd} writers on one {@code flowfs up} (2 CPUs): 25-30%
- * less CPU per byte (README, "Direct writes on the I/O servers").
+ * copy. Direct, the bookkeeping is gone, and so is the copy where the payload arrived aligned.
+ * Four {@code dd} writers on one {@code flowfs up} (2 CPUs): 25-30% less CPU per byte (README,
+ * "Direct writes on the I/O servers").
  *
  * <p>The page cache stays coherent: the kernel writes back and drops cached pages of the range a
  * direct write covers. Small writes (the random 4 KiB writers', the eager path's) stay buffered:
@@ -100,7 +101,7 @@ final class DirectWrite {
   long write(FileChannel direct, ByteBuf src, int from, long start, long end) throws IOException {
     Step step = new Step(direct, src, from, start);
     int len = (int) (end - start);
-    ByteBuffer[] parts = src.nioBufferCount() == 1 ? new ByteBuffer[] {src.nioBuffer(from, len)} : src.nioBuffers(from, len);
+    ByteBuffer[] parts = src.nioBuffers(from, len);
     long pos = start;
     for (int i = 0; i < parts.length; ) {
       // a run: parts that follow each other in memory

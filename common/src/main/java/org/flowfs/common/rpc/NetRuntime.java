@@ -26,6 +26,9 @@ public final class NetRuntime implements AutoCloseable {
   public static final io.netty.channel.RecvByteBufAllocator RECEIVE_BUFFERS =
       new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 64 * 1024, 1024 * 1024);
 
+  /** The most a server's socket read takes at once (see {@link #SERVER_RECEIVE_BUFFERS}). */
+  public static final int SERVER_READ_MAX = 64 * 1024;
+
   /**
    * How much a server's socket read takes at once: up to 64 KiB. A read is one stretch of kernel
    * code (copying the bytes out of the socket) that a thread woken on the same CPU waits for, since
@@ -36,8 +39,6 @@ public final class NetRuntime implements AutoCloseable {
    * buffer at a time whether it arrived in one read or in four (the frame decoder keeps the reads
    * as views, no copy); clients keep large reads for read flows.
    */
-  public static final int SERVER_READ_MAX = 64 * 1024;
-
   public static final io.netty.channel.RecvByteBufAllocator SERVER_RECEIVE_BUFFERS =
       new io.netty.channel.AdaptiveRecvByteBufAllocator(512, SERVER_READ_MAX, SERVER_READ_MAX);
 

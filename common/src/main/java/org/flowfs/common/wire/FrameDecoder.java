@@ -65,22 +65,22 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
    * IoOp.FlowData}.
    */
   private void place(ChannelHandlerContext ctx, ByteBuf in) {
-    int have = in.readableBytes();
-    int at = in.readerIndex();
     if (placement.placing()) {
       return;
     }
+    int have = in.readableBytes();
+    int at = in.readerIndex();
+    boolean typeKnown = have >= Frames.LENGTH_FIELD + 4;
+    if (typeKnown && in.getUnsignedShort(at + Frames.LENGTH_FIELD + 2) != placedType) {
+      return;
+    }
     if (have < PayloadPlacement.HEADER) {
-      // read the rest of the header on its own if the frame may be one to place
-      if (have < Frames.LENGTH_FIELD + 4 || in.getUnsignedShort(at + Frames.LENGTH_FIELD + 2) == placedType) {
-        placement.probe(PayloadPlacement.HEADER - have);
-      }
+      placement.probe(PayloadPlacement.HEADER - have); // the rest of the header on its own
       return;
     }
     long length = in.getUnsignedInt(at);
     long payload = in.getUnsignedInt(at + Frames.LENGTH_FIELD + Frames.HEADER);
-    if (in.getUnsignedShort(at + Frames.LENGTH_FIELD + 2) != placedType || payload < placedMin
-        || payload != length - Frames.HEADER - 4) {
+    if (payload < placedMin || payload != length - Frames.HEADER - 4) {
       return;
     }
     int arrived = have - PayloadPlacement.HEADER;

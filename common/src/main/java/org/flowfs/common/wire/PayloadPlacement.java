@@ -2,8 +2,8 @@ package org.flowfs.common.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.channel.ChannelConfig;
 import io.netty.channel.RecvByteBufAllocator;
+import io.netty.channel.RecvByteBufAllocator.DelegatingHandle;
 import io.netty.util.UncheckedBooleanSupplier;
 
 /**
@@ -95,15 +95,14 @@ public final class PayloadPlacement implements RecvByteBufAllocator {
   }
 
   /** The base allocator's handle for all it decides but where a read goes. */
-  private final class PlacingHandle implements ExtendedHandle {
-    private final ExtendedHandle delegate;
+  private final class PlacingHandle extends DelegatingHandle implements ExtendedHandle {
     /** The window the last read went into, to count what it brought; null for another read. */
     private ByteBuf window;
     /** Whether the last read was a probe (which holds until it brought something). */
     private boolean probed;
 
     PlacingHandle(ExtendedHandle delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     @Override
@@ -119,17 +118,17 @@ public final class PayloadPlacement implements RecvByteBufAllocator {
         probed = true;
         return alloc.ioBuffer(probe, probe);
       }
-      return delegate.allocate(alloc);
+      return super.allocate(alloc);
     }
 
     @Override
     public int guess() {
-      return region != null ? Math.min(readMax, region.capacity() - filled) : delegate.guess();
+      return region != null ? Math.min(readMax, region.capacity() - filled) : super.guess();
     }
 
     @Override
     public void lastBytesRead(int bytes) {
-      delegate.lastBytesRead(bytes);
+      super.lastBytesRead(bytes);
       if (probed && bytes > 0) {
         probe = 0;
       }
@@ -143,43 +142,8 @@ public final class PayloadPlacement implements RecvByteBufAllocator {
     }
 
     @Override
-    public void reset(ChannelConfig config) {
-      delegate.reset(config);
-    }
-
-    @Override
-    public void incMessagesRead(int numMessages) {
-      delegate.incMessagesRead(numMessages);
-    }
-
-    @Override
-    public int lastBytesRead() {
-      return delegate.lastBytesRead();
-    }
-
-    @Override
-    public void attemptedBytesRead(int bytes) {
-      delegate.attemptedBytesRead(bytes);
-    }
-
-    @Override
-    public int attemptedBytesRead() {
-      return delegate.attemptedBytesRead();
-    }
-
-    @Override
-    public boolean continueReading() {
-      return delegate.continueReading();
-    }
-
-    @Override
     public boolean continueReading(UncheckedBooleanSupplier maybeMoreDataSupplier) {
-      return delegate.continueReading(maybeMoreDataSupplier);
-    }
-
-    @Override
-    public void readComplete() {
-      delegate.readComplete();
+      return ((ExtendedHandle) delegate()).continueReading(maybeMoreDataSupplier);
     }
   }
 }
