@@ -3,6 +3,7 @@ package org.flowfs.io;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -14,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import org.flowfs.common.Handle;
 import org.flowfs.common.NamedThreads;
 import org.slf4j.Logger;
@@ -27,10 +30,22 @@ import org.slf4j.LoggerFactory;
  * against 0.08 ms for the rename and the write), and the remove gets cheaper too (truncate and
  * rename: 0.04 ms against 0.1 ms for the unlink).
  *
- * <p>Pooled files hold no data (their blocks are freed when they enter the pool), only an inode
- * each; at most {@code max} are kept, past that a removed datafile is unlinked. Files left in
- * {@code free/} by an earlier run are taken up at start (emptied again if a crash left one
- * with data).
+ * <p>Pooled files hold no data, only an inode each; at most {@code max} are kept, past that a
+ * removed datafile is unlinked. Files left in {@code free/} by an earlier run are taken up at
+ * start (emptied again if a crash left one with data).
+ *
+ * <p><b>Freed later.</b> A removed datafile of {@link #FREE_LATER_MIN} or more has its blocks
+ * freed by one background thread ({@code io-free}), not by the remove: freeing is file system work
+ * that stalls the I/O beside it (on ext4, truncating four datafiles of 512 MiB took 0.34 s, and a
+ * direct write of 512 MiB running meanwhile took 0.68-1.07 s against 0.36-0.63 s alone; through
+ * FlowFS, the first 16 MiB of a new file written right after a 1 GiB file was removed took 220-290
+ * ms instead of 20-40). The thread truncates a file {@link #FREE_STEP} bytes at a time, each step
+ * once the store has had no read or write for {@link #QUIET_NANOS}: a large remove's cost moves to
+ * a moment when nobody waits. When space runs short (less usable than four times what waits to be
+ * freed, or under a twentieth of the disk) it frees without waiting, and a remove frees its file
+ * itself before it answers, so a full disk has its room back as the remove returns. What waits is
+ * counted in {@code store.freeing-bytes}; a file that waits is not taken for a new datafile until
+ * it is empty.
  *
  * <p><b>Made ahead.</b> With {@code ready} above zero the pool also keeps that many empty files
  * made in advance, so that a burst of creates with no removes in between (an untar, a job
@@ -57,24 +72,50 @@ final class DatafilePool {
   private final Path dir;
   private final int max;
   private final ConcurrentLinkedQueue<Path> files = new ConcurrentLinkedQueue<>();
+  /** Files in the pool, empty or waiting to be freed (bounded by {@code max}). */
   private final AtomicInteger size = new AtomicInteger();
+  /** Of those, the empty ones, in {@link #files}. */
+  private final AtomicInteger empties = new AtomicInteger();
   private final AtomicLong names = new AtomicLong();
   private final int ready;
   private final ExecutorService maker;
   private final AtomicBoolean making = new AtomicBoolean();
+  /** Bytes a step of freeing truncates at once. */
+  static final long FREE_STEP = 64L << 20;
+  /** The smallest removed datafile freed later; a smaller one is emptied at once (a truncate of a few blocks). */
+  static final long FREE_LATER_MIN = 1L << 20;
+  /** How long the store has had no read or write before a step of freeing runs (unless space is short). */
+  static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+  /** Removed files whose blocks wait to be freed, in {@code dir} already. */
+  private final ConcurrentLinkedQueue<Path> toFree = new ConcurrentLinkedQueue<>();
+  /** Bytes of the files in {@link #toFree} not freed yet: {@code store.freeing-bytes}. */
+  private final LongAdder freeing;
+  private final ExecutorService freer;
+  private final AtomicBoolean freerOn = new AtomicBoolean();
+  private final FileStore fileStore;
+  /** When the store last read or wrote ({@link System#nanoTime()}). */
+  private volatile long lastBusy = System.nanoTime() - QUIET_NANOS;
   private volatile boolean closed;
+  /** Freeing stops at the next step: closing took too long. */
+  private volatile boolean stopped;
 
   /** A pool of at most {@code max} files, without files made ahead. */
   DatafilePool(Path dir, int max) throws IOException {
-    this(dir, max, 0);
+    this(dir, max, 0, new LongAdder());
   }
 
-  /** A pool of at most {@code max} files that keeps {@code ready} of them made ahead (0: none). */
-  DatafilePool(Path dir, int max, int ready) throws IOException {
+  /**
+   * A pool of at most {@code max} files that keeps {@code ready} of them made ahead (0: none),
+   * counting the bytes that wait to be freed in {@code freeing}.
+   */
+  DatafilePool(Path dir, int max, int ready, LongAdder freeing) throws IOException {
     this.dir = Files.createDirectories(dir);
     this.max = max;
     this.ready = Math.min(ready, max);
+    this.freeing = freeing;
+    this.fileStore = Files.getFileStore(dir);
     this.maker = NamedThreads.single("io-precreate");
+    this.freer = NamedThreads.single("io-free");
     long last = 0;
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
       for (Path p : ds) {
@@ -83,16 +124,28 @@ final class DatafilePool {
           Files.deleteIfExists(p);
           continue;
         }
-        if (Files.size(p) != 0) {
-          empty(p);
-        }
         last = Math.max(last, n);
-        files.add(p);
         size.incrementAndGet();
+        long bytes = Files.size(p);
+        if (bytes != 0) {
+          freeLater(p, bytes); // a crash came before its blocks were freed
+        } else {
+          addEmpty(p);
+        }
       }
     }
     names.set(last);
     makeAheadIfLow();
+  }
+
+  /** Notes a read or write of the store: freeing waits until they pause. */
+  void busy() {
+    lastBusy = System.nanoTime();
+  }
+
+  private void addEmpty(Path p) {
+    files.add(p);
+    empties.incrementAndGet();
   }
 
   private static long nameOf(Path p) {
@@ -117,6 +170,7 @@ final class DatafilePool {
   Path take() {
     Path p = files.poll();
     if (p != null) {
+      empties.decrementAndGet();
       size.decrementAndGet();
     }
     makeAheadIfLow();
@@ -125,7 +179,7 @@ final class DatafilePool {
 
   /** Starts the maker when files made ahead are wanted and fewer than half are left. */
   private void makeAheadIfLow() {
-    if (ready > 0 && !closed && size.get() < (ready + 1) / 2 && making.compareAndSet(false, true)) {
+    if (ready > 0 && !closed && empties.get() < (ready + 1) / 2 && making.compareAndSet(false, true)) {
       try {
         maker.execute(this::makeAhead);
       } catch (RejectedExecutionException e) {
@@ -138,14 +192,14 @@ final class DatafilePool {
   private void makeAhead() {
     boolean failed = false;
     try {
-      while (!closed && size.get() < ready) {
+      while (!closed && empties.get() < ready) {
         Path slot = reserve();
         if (slot == null) {
           break;
         }
         try {
           Files.createFile(slot);
-          files.add(slot);
+          addEmpty(slot);
         } catch (IOException e) {
           size.decrementAndGet();
           LOG.debug("making a pooled datafile in {} failed, until the next take: {}", dir, e.toString());
@@ -161,16 +215,127 @@ final class DatafilePool {
     }
   }
 
-  /** Stops making files ahead and waits for the maker to finish the file it is on. */
+  /**
+   * Stops making files ahead and waits for the maker to finish the file it is on; frees what
+   * waits to be freed without waiting for quiet (no more writes come), for at most 10 s: files
+   * not freed by then stay in {@code dir}, freed after the next start.
+   */
   void close() {
     closed = true;
     maker.shutdown();
+    freer.shutdown();
     try {
       if (!maker.awaitTermination(10, TimeUnit.SECONDS)) {
         LOG.warn("the datafile maker of {} did not stop in 10 s", dir);
       }
+      if (!freer.awaitTermination(10, TimeUnit.SECONDS)) {
+        stopped = true;
+        LOG.warn("freeing the removed datafiles of {} did not end in 10 s: the rest is freed at the next start", dir);
+        freer.awaitTermination(5, TimeUnit.SECONDS);
+      }
     } catch (InterruptedException e) {
+      stopped = true;
       Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Bytes of removed datafiles not freed yet. */
+  long freeing() {
+    return freeing.sum();
+  }
+
+  /** Queues {@code p}, of {@code bytes} bytes and counted in {@link #size}, for the freer. */
+  private void freeLater(Path p, long bytes) {
+    freeing.add(bytes);
+    toFree.add(p);
+    startFreer();
+  }
+
+  private void startFreer() {
+    if (!stopped && freerOn.compareAndSet(false, true)) {
+      try {
+        freer.execute(this::freeAll);
+      } catch (RejectedExecutionException e) {
+        freerOn.set(false); // closing
+      }
+    }
+  }
+
+  /** On the freer's thread: frees the queued files, then they are the pool's empty files. */
+  private void freeAll() {
+    try {
+      for (Path p; !stopped && (p = toFree.peek()) != null; ) {
+        if (free(p)) {
+          toFree.remove(p);
+        }
+      }
+    } finally {
+      freerOn.set(false);
+    }
+    if (!toFree.isEmpty()) {
+      startFreer(); // queued while the flag was still set
+    }
+  }
+
+  /**
+   * Truncates {@code p} a {@link #FREE_STEP} at a time, each step when the store is quiet or
+   * space short; true when it is done with {@code p} (emptied and pooled, or unlinked after a
+   * failure), false when {@link #close} stopped it.
+   */
+  private boolean free(Path p) {
+    long left = 0;
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
+      left = ch.size();
+      while (left > 0) {
+        if (!awaitTurn()) {
+          return false;
+        }
+        long to = (left - 1) / FREE_STEP * FREE_STEP;
+        ch.truncate(to);
+        freeing.add(to - left);
+        left = to;
+      }
+    } catch (IOException e) {
+      LOG.warn("freeing the blocks of the removed datafile {} failed ({}): unlinking it", p, e.toString());
+      freeing.add(-left);
+      size.decrementAndGet();
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException gone) {
+        LOG.warn("could not unlink {} either: {}", p, gone.toString());
+      }
+      return true;
+    }
+    addEmpty(p);
+    makeAheadIfLow();
+    return true;
+  }
+
+  /**
+   * Waits until the store has had no read or write for {@link #QUIET_NANOS}, space is short or the pool
+   * closes; false when {@link #close} stopped freeing.
+   */
+  private boolean awaitTurn() {
+    while (!stopped) {
+      long idle = System.nanoTime() - lastBusy;
+      if (idle >= QUIET_NANOS || closed || spaceShort(0)) {
+        return true;
+      }
+      LockSupport.parkNanos(QUIET_NANOS - idle);
+    }
+    return false;
+  }
+
+  /**
+   * Whether freeing should not wait: the file system has less usable space than four times what
+   * waits to be freed (with {@code more} bytes about to), or under a twentieth of its size.
+   */
+  private boolean spaceShort(long more) {
+    try {
+      long usable = fileStore.getUsableSpace();
+      return usable < fileStore.getTotalSpace() / 20 || usable / 4 < freeing.sum() + more;
+    } catch (IOException e) {
+      return true;
     }
   }
 
@@ -185,13 +350,14 @@ final class DatafilePool {
 
   /** Returns a file {@link #take} gave out and the caller did not use. */
   void giveBack(Path p) {
-    files.add(p);
     size.incrementAndGet();
+    addEmpty(p);
   }
 
   /**
-   * Moves the datafile at {@code p}, which nobody has open, into the pool and frees its data.
-   * The caller unlinks it instead when the pool is {@link Outcome#FULL}.
+   * Moves the datafile at {@code p}, which nobody has open, into the pool, where its blocks are
+   * freed later (at once when space is short). The caller unlinks it instead when the pool is
+   * {@link Outcome#FULL}.
    */
   Outcome recycle(Path p) throws IOException {
     Path slot = reserve();
@@ -200,10 +366,17 @@ final class DatafilePool {
     }
     boolean moved = false;
     try {
+      long bytes = Files.size(p);
       Files.move(p, slot);
       moved = true;
-      empty(slot);
-      files.add(slot);
+      if (bytes >= FREE_LATER_MIN && !spaceShort(bytes)) {
+        freeLater(slot, bytes);
+        return Outcome.RECYCLED;
+      }
+      if (bytes > 0) {
+        empty(slot);
+      }
+      addEmpty(slot);
       return Outcome.RECYCLED;
     } catch (NoSuchFileException e) {
       size.decrementAndGet();

@@ -189,7 +189,7 @@ final class FileBStreamStore implements BStreamStore {
       buckets[b] = Files.createDirectories(data.resolve(String.format("%02x", b)));
       locks[b] = new Object();
     }
-    this.pool = new DatafilePool(data.resolve("free"), poolMax, poolReady);
+    this.pool = new DatafilePool(data.resolve("free"), poolMax, poolReady, counters.counter("store.freeing-bytes"));
     this.open = Caffeine.newBuilder()
         .maximumSize(maxOpen)
         .executor(Runnable::run)
@@ -298,6 +298,7 @@ final class FileBStreamStore implements BStreamStore {
 
   @Override
   public int read(Handle h, long offset, int length, ByteBuf dst) {
+    pool.busy();
     try {
       Chan c = acquire(h, false);
       if (c == null) {
@@ -325,6 +326,7 @@ final class FileBStreamStore implements BStreamStore {
   @Override
   public List<ReferenceCounted> regions(Handle h, Pieces pieces) {
     List<ReferenceCounted> parts = new ArrayList<>(pieces.count());
+    pool.busy();
     try {
       Chan c = acquire(h, false);
       try {
@@ -404,6 +406,7 @@ final class FileBStreamStore implements BStreamStore {
 
   @Override
   public long write(Handle h, long offset, ByteBuf src) {
+    pool.busy();
     try {
       Chan c = acquire(h, true);
       try {
@@ -422,6 +425,7 @@ final class FileBStreamStore implements BStreamStore {
 
   @Override
   public void write(Handle h, org.flowfs.common.flow.Pieces pieces, ByteBuf src) {
+    pool.busy();
     try {
       Chan c = acquire(h, true);
       try {
