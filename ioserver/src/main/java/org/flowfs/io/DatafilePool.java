@@ -87,7 +87,7 @@ final class DatafilePool {
   /** How long the store has had no read or write before a step of freeing runs (unless space is short). */
   static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
   /** Removed files whose blocks wait to be freed, in {@code dir} already. */
-  private final ConcurrentLinkedQueue<Path> toFree = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<Waiting> toFree = new ConcurrentLinkedQueue<>();
   /** Bytes of the files in {@link #toFree} not freed yet: {@code store.freeing-bytes}. */
   private final LongAdder freeing;
   private final ExecutorService freer;
@@ -244,10 +244,13 @@ final class DatafilePool {
     return freeing.sum();
   }
 
+  /** A file waiting to be freed, and its bytes as counted in {@link #freeing}. */
+  private record Waiting(Path path, long bytes) {}
+
   /** Queues {@code p}, of {@code bytes} bytes and counted in {@link #size}, for the freer. */
   private void freeLater(Path p, long bytes) {
     freeing.add(bytes);
-    toFree.add(p);
+    toFree.add(new Waiting(p, bytes));
     startFreer();
   }
 
@@ -264,9 +267,9 @@ final class DatafilePool {
   /** On the freer's thread: frees the queued files, then they are the pool's empty files. */
   private void freeAll() {
     try {
-      for (Path p; !stopped && (p = toFree.peek()) != null; ) {
-        if (free(p)) {
-          toFree.remove(p);
+      for (Waiting w; !stopped && (w = toFree.peek()) != null; ) {
+        if (free(w)) {
+          toFree.remove(w);
         }
       }
     } finally {
@@ -278,14 +281,17 @@ final class DatafilePool {
   }
 
   /**
-   * Truncates {@code p} a {@link #FREE_STEP} at a time, each step when the store is quiet or
-   * space short; true when it is done with {@code p} (emptied and pooled, or unlinked after a
+   * Truncates {@code w}'s file a {@link #FREE_STEP} at a time, each step when the store is quiet
+   * or space short; true when it is done with the file (emptied and pooled, or unlinked after a
    * failure), false when {@link #close} stopped it.
    */
-  private boolean free(Path p) {
-    long left = 0;
+  private boolean free(Waiting w) {
+    Path p = w.path();
+    long left = w.bytes();
     try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
-      left = ch.size();
+      long now = ch.size(); // as counted when queued; counted as it is if that differs
+      freeing.add(now - left);
+      left = now;
       while (left > 0) {
         if (!awaitTurn()) {
           return false;
@@ -312,8 +318,8 @@ final class DatafilePool {
   }
 
   /**
-   * Waits until the store has had no read or write for {@link #QUIET_NANOS}, space is short or the pool
-   * closes; false when {@link #close} stopped freeing.
+   * Waits until the store has had no read or write for {@link #QUIET_NANOS}, space is short or
+   * the pool closes; false when {@link #close} stopped freeing.
    */
   private boolean awaitTurn() {
     while (!stopped) {
