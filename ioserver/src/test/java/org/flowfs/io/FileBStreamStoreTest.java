@@ -210,6 +210,40 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     assertEquals(0, store.read(h(1), 0, 10, io.netty.buffer.Unpooled.buffer()), "the removed handle reads empty");
   }
 
+  /**
+   * A large removed datafile keeps its blocks while the store keeps writing (writes to another
+   * datafile count as busy), and is freed once the writes pause: {@code store.freeing-bytes}.
+   */
+  @Test
+  void remove_ofALargeDatafile_freesItsBlocksWhenTheWritesPause() throws Exception {
+    store.close();
+    org.flowfs.common.Counters counters = new org.flowfs.common.Counters();
+    store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 0L, 0L, counters);
+    Path free = dir.resolve("data").resolve("free");
+    write(h(1), 0, new byte[3 << 20]);
+    store.remove(h(1));
+    assertEquals(3L << 20, counters.get("store.freeing-bytes"));
+    Path pooled = null; // among the empty files the pool makes ahead
+    for (Path p : filesIn(free)) {
+      if (Files.size(p) > 0) {
+        pooled = p;
+      }
+    }
+    assertTrue(pooled != null, "the removed datafile is in the pool with its blocks");
+    long busyUntil = System.nanoTime() + 200_000_000L;
+    for (int i = 0; System.nanoTime() < busyUntil; i++) {
+      write(h(2), i, new byte[] {(byte) i});
+      Thread.sleep(1);
+    }
+    assertEquals(3L << 20, Files.size(pooled), "not freed while the store writes");
+    long until = System.nanoTime() + 10_000_000_000L;
+    while (counters.get("store.freeing-bytes") != 0 && System.nanoTime() < until) {
+      Thread.sleep(10);
+    }
+    assertEquals(0, counters.get("store.freeing-bytes"));
+    assertEquals(0, Files.size(pooled), "freed once the writes paused");
+  }
+
   @Test
   void pool_isBounded_andSurvivesARestart() throws IOException {
     store.close();
