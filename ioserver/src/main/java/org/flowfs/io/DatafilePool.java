@@ -93,6 +93,8 @@ final class DatafilePool {
   private final ExecutorService freer;
   private final AtomicBoolean freerOn = new AtomicBoolean();
   private final FileStore fileStore;
+  /** The size of {@link #fileStore}, read once. */
+  private final long fileStoreTotal;
   /** When the store last read or wrote ({@link System#nanoTime()}). */
   private volatile long lastBusy = System.nanoTime() - QUIET_NANOS;
   private volatile boolean closed;
@@ -114,6 +116,7 @@ final class DatafilePool {
     this.ready = Math.min(ready, max);
     this.freeing = freeing;
     this.fileStore = Files.getFileStore(dir);
+    this.fileStoreTotal = fileStore.getTotalSpace();
     this.maker = NamedThreads.single("io-precreate");
     this.freer = NamedThreads.single("io-free");
     long last = 0;
@@ -267,10 +270,8 @@ final class DatafilePool {
   /** On the freer's thread: frees the queued files, then they are the pool's empty files. */
   private void freeAll() {
     try {
-      for (Waiting w; !stopped && (w = toFree.peek()) != null; ) {
-        if (free(w)) {
-          toFree.remove(w);
-        }
+      for (Waiting w; !stopped && (w = toFree.poll()) != null; ) {
+        free(w);
       }
     } finally {
       freerOn.set(false);
@@ -282,10 +283,10 @@ final class DatafilePool {
 
   /**
    * Truncates {@code w}'s file a {@link #FREE_STEP} at a time, each step when the store is quiet
-   * or space short; true when it is done with the file (emptied and pooled, or unlinked after a
-   * failure), false when {@link #close} stopped it.
+   * or space short, then pools it; unlinks it after a failure; leaves it in {@code dir}, freed
+   * after the next start, when {@link #close} stopped freeing.
    */
-  private boolean free(Waiting w) {
+  private void free(Waiting w) {
     Path p = w.path();
     long left = w.bytes();
     try (FileChannel ch = FileChannel.open(p, StandardOpenOption.WRITE)) {
@@ -294,7 +295,7 @@ final class DatafilePool {
       left = now;
       while (left > 0) {
         if (!awaitTurn()) {
-          return false;
+          return;
         }
         long to = (left - 1) / FREE_STEP * FREE_STEP;
         ch.truncate(to);
@@ -310,11 +311,10 @@ final class DatafilePool {
       } catch (IOException gone) {
         LOG.warn("could not unlink {} either: {}", p, gone.toString());
       }
-      return true;
+      return;
     }
     addEmpty(p);
     makeAheadIfLow();
-    return true;
   }
 
   /**
@@ -339,7 +339,7 @@ final class DatafilePool {
   private boolean spaceShort(long more) {
     try {
       long usable = fileStore.getUsableSpace();
-      return usable < fileStore.getTotalSpace() / 20 || usable / 4 < freeing.sum() + more;
+      return usable < fileStoreTotal / 20 || usable / 4 < freeing.sum() + more;
     } catch (IOException e) {
       return true;
     }
