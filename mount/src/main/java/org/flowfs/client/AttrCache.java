@@ -32,6 +32,14 @@ final class AttrCache {
     held.computeIfPresent(a.handle(), (h, old) -> a);
   }
 
+  /** Caches {@code a} when nothing is cached for its object; true when it did. */
+  boolean putIfAbsent(Attr a) {
+    if (held.containsKey(a.handle())) {
+      return false;
+    }
+    return cache.asMap().putIfAbsent(a.handle(), a) == null;
+  }
+
   /**
    * Caches {@code a} and trusts it past the timeout until {@code until} completes: the object is
    * one only this client can reach while a lease of its own lives (a directory it made under its

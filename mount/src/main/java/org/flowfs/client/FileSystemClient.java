@@ -50,6 +50,8 @@ import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.EntryResp;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.OpenReq;
+import org.flowfs.common.wire.MetaOp.HeadReadReq;
+import org.flowfs.common.wire.MetaOp.DirLeaseReq;
 import org.flowfs.common.wire.MetaOp.OpenResp;
 import org.flowfs.common.wire.MetaOp.GetxattrReq;
 import org.flowfs.common.wire.MetaOp.HeadFlushReq;
@@ -128,6 +130,8 @@ public final class FileSystemClient implements AutoCloseable {
   /** Directories whose every name this client knows: a name they lack is ENOENT without a lookup. */
   private final DirContents contents;
   private final StatAhead statAhead;
+  /** Listings asked for ahead of a walk of a tree. */
+  private final ReaddirAhead readdirAhead;
   private final FlowInterface flows;
   private final FlowDataPath flowPath;
   private final Counters counters = new Counters();
@@ -163,6 +167,8 @@ public final class FileSystemClient implements AutoCloseable {
         BufferedFlowProtocol.singleBuffer(fc.bufferSize())));
     this.flowPath = new FlowDataPath(peers, flows, fc, fc.protocol(), counters);
     this.leases = new DirLeases(new LeaseHost(), config.client().dirLeaseFiles(), timeout, counters);
+    this.readdirAhead = new ReaddirAhead(config.client().entryTimeout(), config.client().readdirAhead(), timeout,
+        dir -> peers.meta().call(new ReaddirReq(dir, null, READDIR_PAGE, true)), leases::idle, counters);
   }
 
   /** What {@link DirLeases} does with the metadata server and this client's caches. */
@@ -179,7 +185,11 @@ public final class FileSystemClient implements AutoCloseable {
 
     @Override
     public <R extends Message> CompletableFuture<R> send(Req<R> req) {
-      return peers.meta().call(req);
+      CompletableFuture<R> answer = peers.meta().call(req);
+      if (changes(req)) {
+        answer.whenComplete((r, e) -> readdirAhead.changed());
+      }
+      return answer;
     }
 
     @Override
@@ -315,6 +325,15 @@ public final class FileSystemClient implements AutoCloseable {
   private static final Set<Class<?>> IDEMPOTENT = Set.of(LookupReq.class, GetattrReq.class, ReaddirReq.class,
       ReadlinkReq.class, GetxattrReq.class, ListxattrReq.class, MetaStatfsReq.class, SetattrReq.class,
       MetaSyncReq.class, HeadFlushReq.class, OpenReq.class);
+  /** Metadata requests that change nothing a listing shows; every other one counts as a change ({@link ReaddirAhead#changed}). */
+  private static final Set<Class<?>> CHANGE_NOTHING = Set.of(LookupReq.class, GetattrReq.class, ReaddirReq.class,
+      ReadlinkReq.class, GetxattrReq.class, ListxattrReq.class, MetaStatfsReq.class, MetaSyncReq.class, OpenReq.class,
+      HeadReadReq.class, DirLeaseReq.class, org.flowfs.common.wire.CommonOp.PingReq.class);
+
+  private static boolean changes(Req<?> req) {
+    return !CHANGE_NOTHING.contains(req.getClass());
+  }
+
   private static final long RETRY_PAUSE_MIN_MS = 50;
   private static final long RETRY_PAUSE_MAX_MS = 1000;
   /** A call gave up on the metadata server because it could not reach it; no call got through since. */
@@ -365,6 +384,17 @@ public final class FileSystemClient implements AutoCloseable {
    * {@code doneBefore} explains by the lost try's change gives null (see {@link #doneOnce}).
    */
   private <R extends Message> R metaRetrying(Req<R> req, HasPayload payload, Predicate<FsException> doneBefore) {
+    if (!changes(req)) {
+      return metaRetryingOnce(req, payload, doneBefore);
+    }
+    try {
+      return metaRetryingOnce(req, payload, doneBefore);
+    } finally {
+      readdirAhead.changed(); // answered, failed or lost: a listing asked for before may lack it
+    }
+  }
+
+  private <R extends Message> R metaRetryingOnce(Req<R> req, HasPayload payload, Predicate<FsException> doneBefore) {
     boolean retry = !metaUnreachable;
     boolean lost = false;
     long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
@@ -457,7 +487,13 @@ public final class FileSystemClient implements AutoCloseable {
     if (req instanceof MetaOp op) {
       leases.settle(op);
     }
-    return peers.metaDirect().call(req);
+    try {
+      return peers.metaDirect().call(req);
+    } finally {
+      if (changes(req)) {
+        readdirAhead.changed();
+      }
+    }
   }
 
   // ---- paths ----------------------------------------------------------------------------------
@@ -576,6 +612,21 @@ public final class FileSystemClient implements AutoCloseable {
         if (!e.xattrs()) {
           noXattrs.put(e.handle(), Boolean.TRUE);
         }
+      }
+    }
+  }
+
+  /**
+   * Caches what a page asked for ahead of the read ({@link ReaddirAhead}) shows where nothing is
+   * cached: an answer taken since (a lookup, a getattr) may be newer than it.
+   */
+  private void cacheAhead(Handle dir, ReaddirResp page) {
+    for (Dirent e : page.entries()) {
+      if (names.get(dir, e.name()) == null) {
+        names.put(dir, e.name(), e.handle());
+      }
+      if (e.attr() != null && attrs.putIfAbsent(e.attr()) && !e.xattrs()) {
+        noXattrs.put(e.handle(), Boolean.TRUE);
       }
     }
   }
@@ -1190,6 +1241,7 @@ public final class FileSystemClient implements AutoCloseable {
     }
     long id = ids.incrementAndGet();
     openDirs.put(id, new DirStream(h));
+    readdirAhead.opened(h);
     return id;
   }
 
@@ -1200,9 +1252,16 @@ public final class FileSystemClient implements AutoCloseable {
       throw new FsException(Errno.EBADF, "directory stream " + dirId);
     }
     while (d.needs(index)) {
-      counters.increment("meta.readdir");
-      ReaddirResp page = meta(new ReaddirReq(d.dir(), d.cursor(), READDIR_PAGE, true));
-      cache(d.dir(), page);
+      boolean first = d.cursor() == null;
+      ReaddirResp page = first ? readdirAhead.take(d.dir()) : null;
+      if (page != null) {
+        cacheAhead(d.dir(), page);
+      } else {
+        counters.increment("meta.readdir");
+        page = meta(new ReaddirReq(d.dir(), d.cursor(), READDIR_PAGE, true));
+        cache(d.dir(), page);
+      }
+      readdirAhead.listed(d.dir(), first, page.entries());
       d.append(page.entries(), page.eof());
     }
     return d.at(index);

@@ -1,6 +1,8 @@
 package org.flowfs.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.time.Duration;
@@ -47,5 +49,21 @@ class AttrCacheTest {
     c.hold(dir(E, 2, 1), CompletableFuture.completedFuture(null));
     Thread.sleep(100);
     assertNull(c.get(E), "a lease over already holds nothing");
+  }
+
+  @Test
+  void putIfAbsent_fillsOnlyWhatNothingIsCachedFor() {
+    AttrCache c = new AttrCache(Duration.ofHours(1), 100);
+    c.put(dir(D, 3, 9)); // e.g. a getattr answered after the listing was asked for
+    assertFalse(c.putIfAbsent(dir(D, 2, 1)));
+    assertEquals(dir(D, 3, 9), c.get(D), "the newer answer stays");
+    assertTrue(c.putIfAbsent(dir(E, 2, 1)));
+    assertEquals(dir(E, 2, 1), c.get(E));
+    CompletableFuture<Void> lease = new CompletableFuture<>();
+    c.hold(dir(D, 4, 10), lease);
+    c.invalidate(E);
+    c.hold(dir(E, 4, 10), lease);
+    assertFalse(c.putIfAbsent(dir(E, 2, 1)), "held: only this client's changes replace it");
+    assertEquals(dir(E, 4, 10), c.get(E));
   }
 }

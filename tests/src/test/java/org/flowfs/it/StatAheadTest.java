@@ -3,6 +3,7 @@ package org.flowfs.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -12,7 +13,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A directory walked name by name through the mount (here: {@code stat} of 300 files by name,
  * after every cache expired) is listed whole once it turned hot, so the walk costs a few pages
- * rather than a lookup per name; creating files, whose lookups find nothing, lists nothing.
+ * rather than a lookup per name; creating files, whose lookups find nothing, lists nothing. A walk
+ * of a tree ({@code find}, {@code ls -R}) reads the listings of the directories it opens next from
+ * answers the client asked for ahead, and what it lists is what is there: this client's own
+ * changes since show at once, another client's within the entry timeout.
  */
 class StatAheadTest {
   static EmbeddedDeployment fs;
@@ -78,5 +82,52 @@ class StatAheadTest {
       int i = 1000 + k; // names of equal length: byte order is number order
       assertEquals("f" + i + " " + (i % 7), lines[k], "entry " + k + " of the listing");
     }
+  }
+
+  @Test
+  void findOfATree_listsWhatALocalCopyLists_fromListingsAskedForAhead(@TempDir Path local) throws Exception {
+    Sh.ok(local, "mkdir src && cd src && for a in $(seq 1 12); do for b in $(seq 1 6); do mkdir -p d$a/e$b/f;"
+        + " echo $a$b > d$a/e$b/x; : > d$a/e$b/f/y; done; ln -s e1 d$a/link; done");
+    Sh.ok(m, "cp -a " + local.resolve("src") + " t1");
+    Thread.sleep(1500); // past the entry and attribute timeouts: every listing comes from the server
+    long used = fs.counter("readdir-ahead.used");
+    String walked = Sh.ok(m.resolve("t1"), "find . -printf '%p %y %s\\n' | LC_ALL=C sort");
+    assertEquals(Sh.ok(local.resolve("src"), "find . -printf '%p %y %s\\n' | LC_ALL=C sort"), walked);
+    // 157 directories: all but the first few of the walk read from answers asked for ahead
+    long fromAhead = fs.counter("readdir-ahead.used") - used;
+    assertTrue(fromAhead >= 100, fromAhead + " of 157 listings asked for ahead");
+  }
+
+  @Test
+  void thisClientsOwnChangesAfterTheAsk_showInTheListing() throws Exception {
+    try (OtherClient other = new OtherClient(fs)) {
+      other.mkdir("/t2"); // made by another client: no lease of this mount's on them
+      for (String d : new String[] {"a", "b", "c", "d"}) {
+        other.mkdir("/t2/" + d);
+        other.create("/t2/" + d + "/old", "x".getBytes(StandardCharsets.UTF_8));
+      }
+    }
+    Thread.sleep(1500);
+    long dropped = fs.counter("readdir-ahead.dropped");
+    long sent = fs.counter("readdir-ahead.sent");
+    // ls of a opens a, a walk's step: b and c are asked for ahead; then this client changes both
+    String out = Sh.ok(m.resolve("t2"), "ls > /dev/null; ls a > /dev/null; rm b/old; touch c/new; echo $(ls b) / $(ls c)");
+    assertTrue(fs.counter("readdir-ahead.sent") - sent >= 2, "b and c were not asked for ahead");
+    assertEquals("/ new old", out.strip());
+    assertTrue(fs.counter("readdir-ahead.dropped") - dropped >= 2, "the pages asked for before the changes were read");
+  }
+
+  @Test
+  void anotherClientsChange_showsWithinTheEntryTimeout() throws Exception {
+    Sh.ok(m, "mkdir -p t3/a t3/b t3/c");
+    Thread.sleep(1500);
+    long sent = fs.counter("readdir-ahead.sent");
+    Sh.ok(m.resolve("t3"), "ls > /dev/null; ls a > /dev/null");
+    assertTrue(fs.counter("readdir-ahead.sent") - sent >= 2, "b and c were not asked for ahead");
+    try (OtherClient other = new OtherClient(fs)) {
+      other.create("/t3/b/new", new byte[] {1});
+    }
+    Thread.sleep(1100); // the entry timeout (1 s) since the ask
+    assertEquals("new", Sh.ok(m.resolve("t3"), "ls b").strip());
   }
 }

@@ -19,10 +19,12 @@ import java.time.Duration;
  *     applications wait on, so that the mount's and servers' bulk work on the same machine does not
  *     delay their answers (mount only; 0, the default: as every other thread; below 0 needs root or
  *     CAP_SYS_NICE, else they keep 0). Never above 0: the threads a worker starts would inherit it
+ * @param readdirAhead the most directory listings asked for ahead of a walk of a tree (find, du,
+ *     ls -R), each the first page of a subdirectory the walk will open next (0: off)
  */
 public record ClientConfig(
     Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead,
-    int readAround, int dirLeaseFiles, int fuseNice) {
+    int readAround, int dirLeaseFiles, int fuseNice, int readdirAhead) {
   static ClientConfig from(ConfigSource s) {
     long around = s.size("client.read-around", 64 << 10, 0, 4L << 20);
     if (around % 4096 != 0) {
@@ -36,6 +38,7 @@ public record ClientConfig(
         s.size("client.read-ahead", 8L << 20, 0, 1L << 30),
         (int) around,
         s.integer("client.dir-lease-files", 32, 0, org.flowfs.common.wire.MetaOp.MAX_LEASE_FILES),
-        s.integer("client.fuse-nice", 0, -20, 0));
+        s.integer("client.fuse-nice", 0, -20, 0),
+        s.integer("client.readdir-ahead", 16, 0, 64));
   }
 }
