@@ -33,7 +33,8 @@ import ru.serce.jnrfuse.struct.FuseOperations;
  * of its own ({@link InitChannel}) whose buffer size makes libfuse offer {@code max_write} of
  * {@link #MAX_REQUEST}, and adds {@code FUSE_MAX_PAGES} with the page count to the answer when the
  * kernel offered it (libfuse 3 does the same on its own). Every worker reads into a buffer that
- * large, as the kernel then requires.
+ * large, as the kernel then requires. An OPEN for reading only is answered on another channel of
+ * the loop's ({@link NoFlushChannel}), which spares its close a FLUSH.
  *
  * <p><b>Priority.</b> Applications wait on the workers; the mount's other threads (write-behind,
  * read-ahead, the network) and servers on the same machine do bulk work nobody waits on at that
@@ -134,6 +135,7 @@ public final class FuseLoop {
     Runtime rt = Runtime.getRuntime(lib);
     long bufsize = Math.max(lib.fuse_chan_bufsize(ch), MAX_REQUEST + HEADER_ROOM);
     InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize);
+    NoFlushChannel reading = new NoFlushChannel(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize);
     KernelAttrs attrs = new KernelAttrs(init.libc(), rt, lib.fuse_chan_fd(ch));
     SetidKill kill = new SetidKill(attrs);
     PageStore pages = onStart == null ? null : new PageStore(init.libc(), rt, lib.fuse_chan_fd(ch), counters);
@@ -148,7 +150,7 @@ public final class FuseLoop {
       Thread t = new Thread(() -> {
         ServiceCpus.release(); // where the applications run, not on node.service-cpus
         priority.apply();
-        work(lib, rt, se, ch, init, kill, gate, bufsize, direct);
+        work(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct);
       }, "fuse-" + i);
       t.setDaemon(true);
       workers.add(t);
@@ -174,17 +176,17 @@ public final class FuseLoop {
   }
 
   /** One worker: libfuse's fuse_do_work, on a Java thread, reading when the gate lets it. */
-  private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init, SetidKill kill,
-      ReaderGate gate, long bufsize, DirectRead direct) {
+  private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
+      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct) {
     try {
-      serve(lib, rt, se, ch, init, kill, gate, bufsize, direct);
+      serve(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct);
     } finally {
       gate.close(); // the loop is ending: the parked workers end too
     }
   }
 
-  private static void serve(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init, SetidKill kill,
-      ReaderGate gate, long bufsize, DirectRead direct) {
+  private static void serve(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
+      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct) {
     Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
     DirectRead.Scratch scratch = direct == null ? null : direct.scratch();
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
@@ -224,7 +226,7 @@ public final class FuseLoop {
         PageStore.before(mem);
         KernelAttrs.before(mem);
         LinkNodes.before(mem);
-        lib.fuse_session_process_buf(se, buf, chp.getPointer(0));
+        lib.fuse_session_process_buf(se, buf, NoFlushChannel.wants(mem) ? reading.channel() : chp.getPointer(0));
         if (clearingWrite) {
           kill.written(mem);
         }

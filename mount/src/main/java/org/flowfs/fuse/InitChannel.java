@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  *       same build with and without: about 6,100 -> 8,000-8,600 IOPS).
  * </ul>
  *
- * Every other request is answered on libfuse's own channel, straight to {@code /dev/fuse}.
+ * An OPEN for reading only is answered on a {@link NoFlushChannel}; every other request on
+ * libfuse's own channel, straight to {@code /dev/fuse}.
  */
 final class InitChannel {
   private static final Logger LOG = LoggerFactory.getLogger(InitChannel.class);
@@ -45,8 +46,8 @@ final class InitChannel {
   private static final int PAGE = 4096;
 
   /** struct fuse_chan_ops (libfuse 2.9): receive, send, destroy. */
-  private static final int OPS_SIZE = 24;
-  private static final int OPS_SEND = 8;
+  static final int OPS_SIZE = 24;
+  static final int OPS_SEND = 8;
 
   /** libfuse 2's send operation of a channel: 0, or -errno. */
   public interface Send {

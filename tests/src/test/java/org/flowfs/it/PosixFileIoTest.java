@@ -204,6 +204,25 @@ class PosixFileIoTest extends PosixSuite {
   }
 
   @Test
+  void closeOfAFileOpenedForReading_sendsNoFlush_whileAWritersCloseStillPublishesItsBytes() throws Exception {
+    Path d = onMount("noflush");
+    sh(d, "echo abc > f");
+    long flushes = fs.counter("fuse.flush");
+    assertEquals("abc\n".repeat(20), sh(d, "for i in $(seq 20); do cat f; done"));
+    assertEquals(flushes, fs.counter("fuse.flush"), "the close of a file read sent the mount a FLUSH");
+    try (FileChannel w = FileChannel.open(d.resolve("g"), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        OtherClient other = new OtherClient(fs)) {
+      w.write(ByteBuffer.wrap("written".getBytes(StandardCharsets.US_ASCII)));
+      try (FileChannel r = FileChannel.open(d.resolve("g"), StandardOpenOption.READ)) {
+        r.read(ByteBuffer.allocate(16)); // a reader of the same file comes and goes meanwhile
+      }
+      w.close(); // close-to-open: the writer's close publishes its bytes
+      assertEquals("written", new String(other.read("/noflush/g"), StandardCharsets.US_ASCII));
+    }
+    assertTrue(fs.counter("fuse.flush") > flushes, "the writer's close sent no FLUSH");
+  }
+
+  @Test
   void statfs_reportsCapacityAndCountsObjects() throws Exception {
     Path d = onMount("statfs");
     String[] s = sh(d, "probe statfs .").strip().split(" ");

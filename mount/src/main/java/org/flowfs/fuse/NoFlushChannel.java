@@ -1,0 +1,78 @@
+package org.flowfs.fuse;
+
+import jnr.ffi.Memory;
+import jnr.ffi.Pointer;
+import jnr.ffi.Runtime;
+
+/**
+ * The libfuse channel that answers the kernel's OPEN of a file for reading only, adding what
+ * libfuse 2 cannot say: {@code FOPEN_NOFLUSH} ({@code fuse_kernel.h}, protocol 7.35, Linux 5.16;
+ * older kernels ignore the bit). The close of such a file then sends the mount no FLUSH: a reader
+ * has nothing to push out (a flush pushes this client's buffered writes, which only a writable
+ * open makes, and those go at that open's own close), and the FLUSH was a round trip through the
+ * kernel and a FUSE worker inside every {@code close(2)} of a file read ({@code cat}, {@code diff
+ * -r}, a compiler's headers). The mount has no POSIX lock operations (the kernel keeps locks
+ * locally), so no lock waits on the FLUSH either. An open that truncates, or may write, is answered
+ * on libfuse's own channel as before.
+ */
+final class NoFlushChannel {
+  /** fuse_kernel.h: no FLUSH at the close of the file. */
+  static final int FOPEN_NOFLUSH = 1 << 5;
+  private static final int O_ACCMODE = 03;
+  private static final int O_RDONLY = 0;
+  private static final int O_TRUNC = 01000;
+  /** fuse_open_in: uint32 flags, uint32 open_flags; after the request header. */
+  private static final int IN_OPEN_FLAGS = FuseWire.IN_HEADER;
+  /** fuse_open_out: uint64 fh, uint32 open_flags, uint32 padding. */
+  private static final int OUT_OPEN_FLAGS = 8;
+  /** struct iovec: void *iov_base, size_t iov_len. */
+  private static final int IOV = 16;
+
+  private final Runtime rt;
+  private final InitChannel.LibC libc;
+  private final int fd;
+  private final Pointer channel;
+  /** Held so that the closure libfuse calls stays alive as long as the channel. */
+  private final InitChannel.Send send;
+  private final Pointer ops;
+
+  /** A channel on {@code fd} (/dev/fuse) with libfuse's buffer size {@code bufsize}. */
+  NoFlushChannel(FuseLoop.LibFuseLoop lib, Runtime rt, InitChannel.LibC libc, int fd, long bufsize) {
+    this.rt = rt;
+    this.libc = libc;
+    this.fd = fd;
+    this.send = this::answer;
+    this.ops = Memory.allocateDirect(rt, InitChannel.OPS_SIZE, true);
+    ops.putPointer(InitChannel.OPS_SEND, rt.getClosureManager().getClosurePointer(InitChannel.Send.class, send));
+    this.channel = lib.fuse_chan_new(ops, fd, bufsize, null);
+    if (channel == null) {
+      throw new IllegalStateException("fuse_chan_new failed");
+    }
+  }
+
+  /** Whether the request at {@code request} is an OPEN for reading only, without O_TRUNC. */
+  static boolean wants(Pointer request) {
+    if (FuseWire.opcode(request) != FuseWire.FUSE_OPEN) {
+      return false;
+    }
+    int flags = request.getInt(IN_OPEN_FLAGS);
+    return (flags & O_ACCMODE) == O_RDONLY && (flags & O_TRUNC) == 0;
+  }
+
+  /** The channel to have libfuse process such an OPEN on, to answer here. */
+  Pointer channel() {
+    return channel;
+  }
+
+  /** libfuse's answer: a success (header and fuse_open_out) gets FOPEN_NOFLUSH; written to /dev/fuse as it is. */
+  private int answer(Pointer ch, Pointer iov, long count) {
+    if (count >= 2 && iov.getLong(IOV + 8) >= OUT_OPEN_FLAGS + 4) {
+      Pointer out = iov.getPointer(IOV);
+      out.putInt(OUT_OPEN_FLAGS, out.getInt(OUT_OPEN_FLAGS) | FOPEN_NOFLUSH);
+    }
+    if (libc.writev(fd, iov, (int) count) < 0) {
+      return -rt.getLastError(); // ENOENT: the request was interrupted; libfuse knows what to do
+    }
+    return 0;
+  }
+}
