@@ -385,16 +385,16 @@ public final class FileSystemClient implements AutoCloseable {
    */
   private <R extends Message> R metaRetrying(Req<R> req, HasPayload payload, Predicate<FsException> doneBefore) {
     if (!changes(req)) {
-      return metaRetryingOnce(req, payload, doneBefore);
+      return callRetrying(req, payload, doneBefore);
     }
     try {
-      return metaRetryingOnce(req, payload, doneBefore);
+      return callRetrying(req, payload, doneBefore);
     } finally {
       readdirAhead.changed(); // answered, failed or lost: a listing asked for before may lack it
     }
   }
 
-  private <R extends Message> R metaRetryingOnce(Req<R> req, HasPayload payload, Predicate<FsException> doneBefore) {
+  private <R extends Message> R callRetrying(Req<R> req, HasPayload payload, Predicate<FsException> doneBefore) {
     boolean retry = !metaUnreachable;
     boolean lost = false;
     long deadline = System.nanoTime() + config.rpc().timeout().toNanos();
@@ -588,7 +588,7 @@ public final class FileSystemClient implements AutoCloseable {
       for (int n = 0; n < StatAhead.MAX_ENTRIES; ) {
         counters.increment("meta.readdir");
         ReaddirResp page = meta(new ReaddirReq(dir, cursor, READDIR_PAGE, true));
-        cache(dir, page);
+        cache(dir, page, false);
         n += page.entries().size();
         if (page.eof() || page.entries().isEmpty()) {
           return;
@@ -602,30 +602,22 @@ public final class FileSystemClient implements AutoCloseable {
 
   /**
    * Caches the names and attributes of a page of {@code dir}, and which entries have no extended
-   * attributes ({@code ls -l} asks two of every file).
+   * attributes ({@code ls -l} asks two of every file). A page asked for ahead of the read ({@code
+   * older}, {@link ReaddirAhead}) fills only what nothing is cached for: an answer taken since (a
+   * lookup, a getattr) may be newer than it.
    */
-  private void cache(Handle dir, ReaddirResp page) {
+  private void cache(Handle dir, ReaddirResp page, boolean older) {
     for (Dirent e : page.entries()) {
-      names.put(dir, e.name(), e.handle());
-      if (e.attr() != null) {
-        putListed(e.attr());
-        if (!e.xattrs()) {
-          noXattrs.put(e.handle(), Boolean.TRUE);
-        }
-      }
-    }
-  }
-
-  /**
-   * Caches what a page asked for ahead of the read ({@link ReaddirAhead}) shows where nothing is
-   * cached: an answer taken since (a lookup, a getattr) may be newer than it.
-   */
-  private void cacheAhead(Handle dir, ReaddirResp page) {
-    for (Dirent e : page.entries()) {
-      if (names.get(dir, e.name()) == null) {
+      if (!older || names.get(dir, e.name()) == null) {
         names.put(dir, e.name(), e.handle());
       }
-      if (e.attr() != null && attrs.putIfAbsent(e.attr()) && !e.xattrs()) {
+      if (e.attr() == null || older && !attrs.putIfAbsent(e.attr())) {
+        continue;
+      }
+      if (!older) {
+        putListed(e.attr());
+      }
+      if (!e.xattrs()) {
         noXattrs.put(e.handle(), Boolean.TRUE);
       }
     }
@@ -1254,13 +1246,12 @@ public final class FileSystemClient implements AutoCloseable {
     while (d.needs(index)) {
       boolean first = d.cursor() == null;
       ReaddirResp page = first ? readdirAhead.take(d.dir()) : null;
-      if (page != null) {
-        cacheAhead(d.dir(), page);
-      } else {
+      boolean ahead = page != null;
+      if (!ahead) {
         counters.increment("meta.readdir");
         page = meta(new ReaddirReq(d.dir(), d.cursor(), READDIR_PAGE, true));
-        cache(d.dir(), page);
       }
+      cache(d.dir(), page, ahead);
       readdirAhead.listed(d.dir(), first, page.entries());
       d.append(page.entries(), page.eof());
     }

@@ -118,7 +118,7 @@ final class ReaddirAhead {
           w.subdirs.add(e.handle());
         }
       }
-      if (window != null) {
+      if (window != null && leasesIdle.getAsBoolean()) {
         w.window = window;
         w.next = Math.min(window, w.subdirs.size());
         ask.addAll(w.subdirs.subList(0, w.next));
@@ -146,9 +146,6 @@ final class ReaddirAhead {
   }
 
   private void send(List<Handle> ask, Walk w) {
-    if (ask.isEmpty() || !leasesIdle.getAsBoolean()) {
-      return;
-    }
     for (Handle h : ask) {
       if (sent.estimatedSize() >= MAX_SENT || sent.getIfPresent(h) != null) {
         continue;
@@ -173,17 +170,17 @@ final class ReaddirAhead {
       return null;
     }
     ReaddirResp page;
+    boolean onItsWay = !s.page().isDone();
+    long t0 = System.nanoTime();
     try {
-      if (!s.page().isDone()) {
-        long t0 = System.nanoTime();
-        Await.get(s.page(), timeout);
-        counters.increment("readdir-ahead.waited");
-        counters.add("readdir-ahead.wait-us", (System.nanoTime() - t0) / 1000);
-      }
       page = Await.get(s.page(), timeout);
     } catch (FsException e) {
       counters.increment("readdir-ahead.dropped");
       return null;
+    }
+    if (onItsWay) {
+      counters.increment("readdir-ahead.waited");
+      counters.add("readdir-ahead.wait-us", (System.nanoTime() - t0) / 1000);
     }
     if (changes.get() != s.changesAt() || !leasesIdle.getAsBoolean()) {
       counters.increment("readdir-ahead.dropped");

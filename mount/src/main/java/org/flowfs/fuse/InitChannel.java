@@ -45,10 +45,6 @@ final class InitChannel {
   private static final int FUSE_HANDLE_KILLPRIV_V2 = 1 << 28;
   private static final int PAGE = 4096;
 
-  /** struct fuse_chan_ops (libfuse 2.9): receive, send, destroy. */
-  static final int OPS_SIZE = 24;
-  static final int OPS_SEND = 8;
-
   /** libfuse 2's send operation of a channel: 0, or -errno. */
   public interface Send {
     @Delegate
@@ -74,10 +70,7 @@ final class InitChannel {
   private final Runtime rt;
   private final LibC libc;
   private final int fd;
-  private final Pointer channel;
-  /** Held so that the closure libfuse calls stays alive as long as the channel. */
-  private final Send send;
-  private final Pointer ops;
+  private final SendChannel channel;
   private volatile boolean kernelOffersMaxPages;
   private volatile boolean kernelOffersKillpriv;
 
@@ -86,13 +79,7 @@ final class InitChannel {
     this.rt = rt;
     this.libc = LibraryLoader.create(LibC.class).load("c");
     this.fd = fd;
-    this.send = this::answer;
-    this.ops = Memory.allocateDirect(rt, OPS_SIZE, true);
-    ops.putPointer(OPS_SEND, rt.getClosureManager().getClosurePointer(Send.class, send));
-    this.channel = lib.fuse_chan_new(ops, fd, bufsize, null);
-    if (channel == null) {
-      throw new IllegalStateException("fuse_chan_new failed");
-    }
+    this.channel = new SendChannel(lib, rt, fd, bufsize, this::answer);
   }
 
   LibC libc() {
@@ -103,7 +90,7 @@ final class InitChannel {
   void process(FuseLoop.LibFuseLoop lib, Pointer se, Pointer buf, Pointer mem) {
     kernelOffersMaxPages = (mem.getInt(IN_INIT_FLAGS) & FUSE_MAX_PAGES) != 0;
     kernelOffersKillpriv = (mem.getInt(IN_INIT_FLAGS) & FUSE_HANDLE_KILLPRIV_V2) != 0;
-    lib.fuse_session_process_buf(se, buf, channel);
+    lib.fuse_session_process_buf(se, buf, channel.pointer());
   }
 
   /** libfuse's answer to INIT: gathered, completed and written to /dev/fuse. */

@@ -1,6 +1,5 @@
 package org.flowfs.fuse;
 
-import jnr.ffi.Memory;
 import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
 
@@ -31,23 +30,14 @@ final class NoFlushChannel {
   private final Runtime rt;
   private final InitChannel.LibC libc;
   private final int fd;
-  private final Pointer channel;
-  /** Held so that the closure libfuse calls stays alive as long as the channel. */
-  private final InitChannel.Send send;
-  private final Pointer ops;
+  private final SendChannel channel;
 
   /** A channel on {@code fd} (/dev/fuse) with libfuse's buffer size {@code bufsize}. */
   NoFlushChannel(FuseLoop.LibFuseLoop lib, Runtime rt, InitChannel.LibC libc, int fd, long bufsize) {
     this.rt = rt;
     this.libc = libc;
     this.fd = fd;
-    this.send = this::answer;
-    this.ops = Memory.allocateDirect(rt, InitChannel.OPS_SIZE, true);
-    ops.putPointer(InitChannel.OPS_SEND, rt.getClosureManager().getClosurePointer(InitChannel.Send.class, send));
-    this.channel = lib.fuse_chan_new(ops, fd, bufsize, null);
-    if (channel == null) {
-      throw new IllegalStateException("fuse_chan_new failed");
-    }
+    this.channel = new SendChannel(lib, rt, fd, bufsize, this::answer);
   }
 
   /** Whether the request at {@code request} is an OPEN for reading only, without O_TRUNC. */
@@ -61,7 +51,7 @@ final class NoFlushChannel {
 
   /** The channel to have libfuse process such an OPEN on, to answer here. */
   Pointer channel() {
-    return channel;
+    return channel.pointer();
   }
 
   /** libfuse's answer: a success (header and fuse_open_out) gets FOPEN_NOFLUSH; written to /dev/fuse as it is. */
