@@ -379,7 +379,7 @@ final class DirLeaseOps {
       applied = CompletableFuture.failedFuture(e);
     }
     return applied.handle((results, err) -> {
-      leases.leaveBatch(l);
+      leases.batchTaken(l);
       if (q.end()) {
         leases.end(l).values().forEach(layouts::giveBack);
       }
@@ -421,8 +421,19 @@ final class DirLeaseOps {
         go.add(new MetadataStore.Removal(r.name(), r.directory()));
       }
     }
+    // a directory's last batches may still be on their way (the holder sends its rmdir without
+    // waiting for their answers, and they may come on another connection): taken in first
+    List<CompletableFuture<Void>> before = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (dirLeases.get(i) != null && removes.get(i).dirBatches() > 0) {
+        before.add(leases.afterBatches(dirLeases.get(i), removes.get(i).dirBatches()));
+      }
+    }
+    CompletableFuture<Void> ready = CompletableFuture.allOf(before.toArray(CompletableFuture[]::new));
     CompletableFuture<List<MetadataStore.BatchRemoved>> applied = go.isEmpty()
-        ? CompletableFuture.completedFuture(List.of()) : store.removeBatch(dir, go, MetaServer.now());
+        ? CompletableFuture.completedFuture(List.of())
+        : ready.isDone() ? store.removeBatch(dir, go, MetaServer.now())
+        : ready.thenCompose(v -> store.removeBatch(dir, go, MetaServer.now()));
     return applied.handle((all, err) -> {
       List<RemoveResult> out = new ArrayList<>(n);
       int ok = 0;

@@ -2,6 +2,7 @@ package org.flowfs.meta;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -59,6 +60,9 @@ final class DirLeases implements AutoCloseable {
     private boolean recalled;
     private boolean live = true;
     private int applying;
+    /** Batches of this lease taken in (applied, or failed), and removals of its directory waiting for a count of them. */
+    private int batchesTaken;
+    private final List<Taken> awaiting = new ArrayList<>();
 
     private Lease(long id, Handle dir, long expiresNs) {
       this.id = id;
@@ -182,9 +186,57 @@ final class DirLeases implements AutoCloseable {
     return l;
   }
 
-  /** A batch {@link #enterBatch} let in is applied: the lease may expire again. */
+  /** A hold {@link #enterBatch} gave is over: the lease may expire again. */
   synchronized void leaveBatch(Lease l) {
     l.applying--;
+  }
+
+  /** A removal of a lease's directory waiting until {@code batches} of the lease's batches were taken in. */
+  private record Taken(int batches, CompletableFuture<Void> done) {}
+
+  /**
+   * A batch of {@code l} that {@link #enterBatch} let in is taken in (applied, or failed): the
+   * lease may expire again, and a removal of its directory waiting for it goes on ({@link
+   * #afterBatches}).
+   */
+  void batchTaken(Lease l) {
+    List<CompletableFuture<Void>> due = new ArrayList<>();
+    synchronized (this) {
+      l.applying--;
+      l.batchesTaken++;
+      for (Iterator<Taken> it = l.awaiting.iterator(); it.hasNext(); ) {
+        Taken t = it.next();
+        if (t.done().isDone() || t.batches() <= l.batchesTaken) {
+          it.remove();
+          due.add(t.done());
+        }
+      }
+    }
+    due.forEach(f -> f.complete(null));
+  }
+
+  /**
+   * Completes once {@code batches} batches of {@code l} were taken in ({@link #batchTaken}), or the
+   * lease ended, or a lease term passed, whichever comes first: the holder sent that many before
+   * the removal of its directory that waits for this, and one may still be on its way on another
+   * connection. Never exceptionally.
+   */
+  CompletableFuture<Void> afterBatches(Lease l, int batches) {
+    CompletableFuture<Void> f = new CompletableFuture<>();
+    synchronized (this) {
+      if (!l.live || l.batchesTaken >= batches) {
+        return CompletableFuture.completedFuture(null);
+      }
+      l.awaiting.add(new Taken(batches, f));
+    }
+    counters.increment("lease.rmdir-waits");
+    l.ended.thenRun(() -> f.complete(null));
+    try {
+      scheduler.after(termNs, () -> f.complete(null));
+    } catch (RejectedExecutionException e) {
+      f.complete(null); // shutting down
+    }
+    return f;
   }
 
   /** Whether {@code l} is recalled: a request of another waits for its end. */

@@ -486,6 +486,42 @@ class DirLeaseServerTest {
   }
 
   @Test
+  void batch_removingALeasedDirectory_waitsForTheBatchesItsHolderSentUnderThatLease() throws Exception {
+    Handle y = call(holder, new CreateReq(d, "y", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
+    Handle z = call(holder, new CreateReq(d, "z", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
+    Handle w = call(holder, new CreateReq(d, "w", FileType.DIRECTORY, 0755, 0, 0, 0, null, 0)).attr().handle();
+    call(holder, new CreateReq(y, "last", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    call(holder, new CreateReq(w, "f", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    DirLeaseResp onD = call(holder, new DirLeaseReq(d, 1));
+    DirLeaseResp onY = call(holder, new DirLeaseReq(y, 1));
+    DirLeaseResp onZ = call(holder, new DirLeaseReq(z, 1));
+    DirLeaseResp onW = call(holder, new DirLeaseReq(w, 1));
+    // the rmdir comes first (another connection was quicker), naming the one batch sent under y's lease
+    CompletableFuture<CreateBatchResp> rmdir = holder.call(new CreateBatchReq(d, onD.lease(), List.of(),
+        List.of(BatchRemove.afterBatches("y", onY.lease(), 1)), null, false, 0, Unpooled.EMPTY_BUFFER));
+    Thread.sleep(300);
+    assertFalse(rmdir.isDone(), "held back until y's batch is taken in");
+    CreateBatchResp emptied = call(holder, new CreateBatchReq(y, onY.lease(), List.of(), List.of(BatchRemove.unlink("last")),
+        null, false, 0, Unpooled.EMPTY_BUFFER));
+    assertEquals(0, emptied.removed().get(0).errno());
+    CreateBatchResp b = rmdir.get(10, TimeUnit.SECONDS);
+    assertEquals(List.of(0), b.removed().stream().map(RemoveResult::errno).toList(), "empty by then: removed");
+    assertEquals(y, b.removed().get(0).handle());
+    assertEquals(1, meta.server().counters().get("lease.rmdir-waits"));
+    // one whose batch was taken in goes at once; one whose batch never comes, after a lease term
+    batchIn(z, onZ.lease(), List.of(), false, 0, new byte[0]);
+    long t0 = System.nanoTime();
+    CreateBatchResp both = call(holder, new CreateBatchReq(d, onD.lease(), List.of(),
+        List.of(BatchRemove.afterBatches("z", onZ.lease(), 1), BatchRemove.afterBatches("w", onW.lease(), 1)), null, false, 0,
+        Unpooled.EMPTY_BUFFER));
+    assertEquals(List.of(0, Errno.ENOTEMPTY.code()), both.removed().stream().map(RemoveResult::errno).toList(),
+        "z empty; w's batch never came: not empty, after the wait");
+    assertTrue(System.nanoTime() - t0 >= DirLeases.TERM.toNanos() - 100_000_000L, "waited a lease term for w's batch");
+    assertEquals(2, meta.server().counters().get("lease.rmdir-waits"));
+    assertNotNull(batchIn(w, onW.lease(), List.of(), true, 0, new byte[0]), "w's lease goes on");
+  }
+
+  @Test
   void batch_removesEmptyDirectoriesMadeUnderItsLease_unlessLeasedNow() throws Exception {
     call(holder, new CreateReq(d, "file", FileType.REGULAR, 0644, 0, 0, 0, null, 0));
     DirLeaseResp r = call(holder, new DirLeaseReq(d, 4));

@@ -159,17 +159,20 @@ final class DirLeases implements AutoCloseable {
     final Lease child;
     /** A directory made under {@link #lease}, not leased itself ({@link BatchRemove#madeDir}). */
     final boolean made;
+    /** For a directory removed under {@link #child}: the batches sent under that lease before (its last, the server waits for). */
+    final int childBatches;
     /** Answered, or made again, or given up: never exceptionally. */
     final CompletableFuture<Void> done = new CompletableFuture<>();
     // guarded by lease
     boolean sent;
 
-    Unlinked(Lease lease, String name, Handle file, Lease child, boolean made) {
+    Unlinked(Lease lease, String name, Handle file, Lease child, boolean made, int childBatches) {
       this.lease = lease;
       this.name = name;
       this.file = file;
       this.child = child;
       this.made = made;
+      this.childBatches = childBatches;
     }
 
     /** An rmdir: of a directory leased here ({@link #child}) or {@link #made} under the lease. */
@@ -179,7 +182,8 @@ final class DirLeases implements AutoCloseable {
 
     /** What the batch carries of it. */
     BatchRemove remove() {
-      return child != null ? new BatchRemove(name, child.id) : made ? BatchRemove.madeDir(name) : BatchRemove.unlink(name);
+      return child != null ? BatchRemove.afterBatches(name, child.id, childBatches)
+          : made ? BatchRemove.madeDir(name) : BatchRemove.unlink(name);
     }
   }
 
@@ -238,6 +242,8 @@ final class DirLeases implements AutoCloseable {
     int closedWaiting;
     /** A batch is out, answered when {@link #answer} completes; {@link #again}: send the next as soon as it is. */
     boolean out;
+    /** Batches sent under this lease. */
+    int batches;
     CompletableFuture<Void> answer = CompletableFuture.completedFuture(null);
     boolean again;
     /** Send every waiting file with the next batch, open or not. */
@@ -640,7 +646,7 @@ final class DirLeases implements AutoCloseable {
       return false;
     }
     synchronized (l) {
-      return unlinkLocked(l, name, file, admit, null, false);
+      return unlinkLocked(l, name, file, admit, null, false, 0);
     }
   }
 
@@ -648,7 +654,8 @@ final class DirLeases implements AutoCloseable {
    * Guarded by {@code l}: the unlink of {@code name} goes with the next batch; an rmdir when
    * {@code child} (the directory's lease here) is not null or {@code made} (made under {@code l}).
    */
-  private boolean unlinkLocked(Lease l, String name, Handle file, BooleanSupplier admit, Lease child, boolean made) {
+  private boolean unlinkLocked(Lease l, String name, Handle file, BooleanSupplier admit, Lease child, boolean made,
+      int childBatches) {
     if (l.over.isDone() || l.ending || l.recalled || l.removed || l.dirAttrs != null
         || l.unlinked.size() >= MetaOp.MAX_LEASE_FILES || l.unlinking.contains(name) || byUnlinked.containsKey(file)) {
       return false;
@@ -660,7 +667,7 @@ final class DirLeases implements AutoCloseable {
     if (!admit.getAsBoolean()) {
       return false;
     }
-    Unlinked u = new Unlinked(l, name, file, child, made);
+    Unlinked u = new Unlinked(l, name, file, child, made, childBatches);
     l.unmade(name, null);
     l.unlinked.add(u);
     l.unlinking.add(name);
@@ -713,9 +720,11 @@ final class DirLeases implements AutoCloseable {
 
   /**
    * Removes directory {@code name}, object {@code child}, from {@code dir} here, when this client
-   * leases both: the directory's own batches are sent and answered first (its lease goes on, so
-   * no other client makes anything in it meanwhile), then the remove goes with the parent's next
-   * batch, naming the directory's lease, which ends with it. Or, when this client leases {@code
+   * leases both: what the directory's lease holds is sent first (its lease goes on, so no other
+   * client makes anything in it meanwhile), then the remove goes with the parent's next batch,
+   * naming the directory's lease, which ends with it, and how many batches went under that lease:
+   * the server takes those in before it removes the directory ({@link BatchRemove#dirBatches}),
+   * so the rmdir waits for no answer of the directory's. Or, when this client leases {@code
    * dir} only and made {@code child} under that lease ({@link Lease#madeHere}), the remove goes
    * with the next batch as one of a directory made there ({@link BatchRemove#madeDir}): nobody
    * else can have made anything in it. {@code admit} (run under the parent's lease) says the
@@ -737,15 +746,16 @@ final class DirLeases implements AutoCloseable {
         // a lease on it asked for (and granted after this) would let another client in: the
         // server refuses the remove then (ESTALE), and it is made again with a call of its own
         return child.equals(l.madeHere.get(name)) && !asked.containsKey(child)
-            && unlinkLocked(l, name, child, admit, null, true);
+            && unlinkLocked(l, name, child, admit, null, true, 0);
       }
     }
-    if (!whenDrained(c, true, x -> x.removed = true)) { // nothing more under it; not ended by the watcher
+    int sent = sentAll(c); // nothing more under it; not ended by the watcher
+    if (sent < 0) {
       return false;
     }
     boolean queued;
     synchronized (l) {
-      queued = unlinkLocked(l, name, child, admit, c, false);
+      queued = unlinkLocked(l, name, child, admit, c, false, sent);
     }
     if (!queued) {
       synchronized (c) {
@@ -770,30 +780,55 @@ final class DirLeases implements AutoCloseable {
     if (l == null || !DeferredAttrs.deferrable(mask, mode)) {
       return false;
     }
-    return whenDrained(l, false, x -> {
+    return whenDrained(l, x -> {
       x.dirAttrs = (x.dirAttrs == null ? DeferredAttrs.NONE : x.dirAttrs).and(mask, mode, uid, gid, atimeNs, mtimeNs);
       counters.increment("lease.dir-attrs");
     });
   }
 
   /**
-   * Sends what live lease {@code l} holds (its directory's own changes too, with {@code attrs})
-   * and waits for the answers until it holds nothing, then runs {@code then} under the lease and
+   * Sends the creates and unlinks live lease {@code l} holds and waits for the answers until it
+   * holds none, then runs {@code then} under the lease and
    * returns true; false, with nothing run, when the lease ends, is recalled or goes with its
    * directory's rmdir first, or after three rounds, or when a wait fails.
    */
-  private boolean whenDrained(Lease l, boolean attrs, java.util.function.Consumer<Lease> then) {
+  private boolean whenDrained(Lease l, java.util.function.Consumer<Lease> then) {
     return betweenAnswers(l, x -> {
       if (x.over.isDone() || x.ending || x.recalled || x.removed) {
         return false;
       }
-      if (x.waiting.isEmpty() && x.unlinked.isEmpty() && !x.out && (!attrs || x.dirAttrs == null)) {
+      if (x.waiting.isEmpty() && x.unlinked.isEmpty() && !x.out) {
         then.accept(x);
         return true;
       }
       urgeLocked(x);
       return null;
     });
+  }
+
+  /**
+   * Sends what live lease {@code l} holds (its directory's own changes too) and marks it {@link
+   * Lease#removed}, without waiting for the answer; waits only while a batch is out and more is
+   * held. Returns the batches sent under the lease, or -1 when it ends, is recalled or goes with
+   * its directory's rmdir first, or after three rounds, or when a wait fails.
+   */
+  private int sentAll(Lease l) {
+    int[] sent = {-1};
+    betweenAnswers(l, x -> {
+      if (x.over.isDone() || x.ending || x.recalled || x.removed) {
+        return false;
+      }
+      if (!x.out && (!x.waiting.isEmpty() || !x.unlinked.isEmpty() || x.dirAttrs != null)) {
+        urgeLocked(x);
+      }
+      if (x.waiting.isEmpty() && x.unlinked.isEmpty() && x.dirAttrs == null) {
+        x.removed = true;
+        sent[0] = x.batches;
+        return true;
+      }
+      return null; // more than a batch takes, or one is out: after its answer
+    });
+    return sent[0];
   }
 
   /**
@@ -875,8 +910,8 @@ final class DirLeases implements AutoCloseable {
 
   /** Sends the next batch of {@code l}, unless one is out (then it follows that one's answer). */
   private void sendLocked(Lease l) {
-    if (l.over.isDone()) {
-      return;
+    if (l.over.isDone() || l.removed && !l.ending) {
+      return; // (a lease removed with its directory holds nothing more, and ends with the rmdir)
     }
     if (l.out) {
       l.again = true;
@@ -944,6 +979,7 @@ final class DirLeases implements AutoCloseable {
     l.answer = answer;
     long askedNanos = System.nanoTime();
     counters.increment("lease.batches");
+    l.batches++;
     CompletableFuture<CreateBatchResp> f;
     try {
       f = host.send(new CreateBatchReq(l.dir, l.id, creates, removes, record, end, more, heads));
@@ -1083,6 +1119,14 @@ final class DirLeases implements AutoCloseable {
       recovery.execute(() -> unlinkAgain(u, e));
       return;
     }
+    if (r.handle() == null && u.child != null && r.errno() == Errno.ENOTEMPTY.code()) {
+      // the directory's last batches were not all taken in (the server waits a lease term at
+      // most), or failed: once what they held is made again here, removed with a call of its own
+      counters.increment("lease.rmdir-again");
+      afterUnlinksOf(u.child, () -> unlinkAgain(u, new FsException(Errno.ENOTEMPTY, "the rmdir of " + u.name
+          + " came before its directory's unlinks")));
+      return;
+    }
     if (r.handle() != null) {
       if (u.child != null) {
         synchronized (u.child) {
@@ -1098,9 +1142,27 @@ final class DirLeases implements AutoCloseable {
     unlinkOver(u);
   }
 
+  /** Runs {@code then} on the recovery thread once every unlink made under {@code l} is answered or made again. */
+  private void afterUnlinksOf(Lease l, Runnable then) {
+    List<CompletableFuture<Void>> pending = new ArrayList<>();
+    for (Unlinked x : byUnlinked.values()) {
+      if (x.lease == l) {
+        pending.add(x.done);
+      }
+    }
+    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenRun(() -> recovery.execute(then));
+  }
+
   /** An unlink whose batch was lost ({@code e}) is made with a call of its own. */
   private void unlinkAgain(Unlinked u, FsException e) {
     counters.increment("lease.unlinked-again");
+    Lease c = u.child;
+    if (c != null) {
+      synchronized (c) {
+        c.removed = false; // a live lease on the directory ends as any other, before the call
+      }
+      byUnlinked.remove(u.file, u); // (the call's settle of the directory would wait for this)
+    }
     try {
       retrying(() -> {
         host.unlinkAgain(u.lease.dir, u.name, u.directory());

@@ -64,6 +64,8 @@ class DirLeasesTest {
     volatile boolean answerAtOnce = true;
     volatile boolean recall;
     volatile int failErrno;
+    /** When not 0, what the removes of leased directories fail with. */
+    volatile int dirRemoveErrno;
     /** Refuses leases (another client holds one); counts the asks. */
     volatile boolean refuse;
     volatile int asks;
@@ -130,7 +132,8 @@ class DirLeasesTest {
       List<RemoveResult> removed = new ArrayList<>();
       long ctime = CTIME;
       for (BatchRemove rm : q.removes()) {
-        int errno = stale || rm.made() && madeDirLeased ? Errno.ESTALE.code() : failErrno;
+        int errno = stale || rm.made() && madeDirLeased ? Errno.ESTALE.code()
+            : rm.dirLease() != 0 && dirRemoveErrno != 0 ? dirRemoveErrno : failErrno;
         removed.add(errno != 0 ? new RemoveResult(null, false, 0, 0, errno)
             : new RemoveResult(Handle.of(Handle.META_SERVER, 1), true, ctime, ++ctime, 0));
       }
@@ -433,11 +436,57 @@ class DirLeasesTest {
     assertEquals(List.of(BatchRemove.unlink("last")), first.removes());
     assertFalse(first.end(), "its lease goes on until the directory is gone");
     assertEquals(DIR, second.dir());
-    assertEquals(List.of(new BatchRemove("sub", 77)), second.removes(), "naming the directory's lease");
+    assertEquals(List.of(BatchRemove.afterBatches("sub", 77, 1)), second.removes(),
+        "naming the directory's lease and the batch that went under it");
     assertEquals(List.of("last", "sub/"), server.unlinked);
     assertFalse(leases.holds(sub), "its lease ended with it");
     assertTrue(leases.holds(DIR));
     assertEquals(1, counters.get("lease.rmdirs"));
+  }
+
+  @Test
+  void anRmdir_waitsForNoAnswerOfItsDirectorysLastBatch() throws Exception {
+    granted();
+    Handle sub = leasedSub();
+    server.answerAtOnce = false;
+    assertTrue(leases.unlink(sub, "last", Handle.of(Handle.META_SERVER, 201), () -> true));
+    assertTrue(leases.rmdir(DIR, "sub", sub, () -> true), "queued while the directory's batch is not answered");
+    CreateBatchReq first = server.batches.poll(5, TimeUnit.SECONDS);
+    CreateBatchReq second = server.batches.poll(5, TimeUnit.SECONDS);
+    assertEquals(sub, first.dir());
+    assertEquals(List.of(BatchRemove.unlink("last")), first.removes());
+    assertEquals(DIR, second.dir(), "the parent's batch left after its linger, the directory's still unanswered");
+    assertEquals(List.of(BatchRemove.afterBatches("sub", 77, 1)), second.removes());
+    synchronized (server) {
+      assertEquals(2, server.answers.size());
+    }
+    server.answerAll();
+    for (int i = 0; i < 500 && leases.holds(sub); i++) {
+      Thread.sleep(2);
+    }
+    assertFalse(leases.holds(sub), "its lease ended with it");
+    assertNull(server.batches.poll(100, TimeUnit.MILLISECONDS), "nothing more went under the directory's lease");
+    assertEquals(List.of("last", "sub/"), server.unlinked);
+  }
+
+  @Test
+  void anRmdirTheServerTookBeforeItsDirectorysUnlinks_isMadeAgainWithACallOfItsOwn_afterThem() throws Exception {
+    granted();
+    Handle sub = leasedSub();
+    server.dirRemoveErrno = Errno.ENOTEMPTY.code();
+    assertTrue(leases.unlink(sub, "last", Handle.of(Handle.META_SERVER, 201), () -> true));
+    assertTrue(leases.rmdir(DIR, "sub", sub, () -> true));
+    leases.settleAll();
+    for (int i = 0; i < 500 && (server.unlinkedAgain.isEmpty() || leases.holds(sub)); i++) {
+      Thread.sleep(2);
+    }
+    synchronized (server) {
+      assertEquals(List.of("last"), server.unlinked);
+      assertEquals(List.of("sub/"), server.unlinkedAgain, "the rmdir made again once the unlinks in it were answered");
+    }
+    assertEquals(1, counters.get("lease.rmdir-again"));
+    assertFalse(leases.holds(sub), "its lease ended as any other");
+    assertEquals(0, counters.get("lease.unlink-failed"));
   }
 
   @Test

@@ -632,18 +632,35 @@ public sealed interface MetaOp extends Message {
    * lookup or listing of the batch's directory waits for that lease's end). A directory whose
    * lease is not the one named (ended, expired), or a {@code made} one leased now: not removed,
    * ESTALE. A directory that is not empty: ENOTEMPTY.
+   *
+   * <p>{@code dirBatches}: how many batches the holder sent under {@code dirLease} before this
+   * remove (its last one may still be on its way, on another connection). The server removes the
+   * directory once it has taken in that many batches of that lease, or after a lease term: the
+   * holder need not wait for the answer to the directory's last batch before its rmdir goes.
    */
-  record BatchRemove(String name, long dirLease, boolean made) {
+  record BatchRemove(String name, long dirLease, boolean made, int dirBatches) {
     public BatchRemove {
       Names.checkNew(name);
       if (made && dirLease != 0) {
         throw new IllegalArgumentException("a directory made under the batch's lease names no lease of its own");
       }
+      if (dirBatches < 0 || dirLease == 0 && dirBatches != 0) {
+        throw new IllegalArgumentException(dirBatches + " batches of lease " + dirLease);
+      }
+    }
+
+    public BatchRemove(String name, long dirLease, boolean made) {
+      this(name, dirLease, made, 0);
     }
 
     /** The removal of an empty directory under its lease {@code dirLease}. */
     public BatchRemove(String name, long dirLease) {
       this(name, dirLease, false);
+    }
+
+    /** The removal of an empty directory under its lease {@code dirLease}, after {@code dirBatches} batches sent under it. */
+    public static BatchRemove afterBatches(String name, long dirLease, int dirBatches) {
+      return new BatchRemove(name, dirLease, false, dirBatches);
     }
 
     /** An unlink of a file or symbolic link. */
