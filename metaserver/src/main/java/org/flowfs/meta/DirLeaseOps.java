@@ -211,16 +211,27 @@ final class DirLeaseOps {
     // no change of the directory comes between the reservation's ctime and this listing: the
     // lease holds back every change admitted after it, and those before are done
     return answer(l, reserved.thenCompose(r -> q.names() || r.dirCtimeNs() != q.knownCtimeNs()
-        ? CompletableFuture.supplyAsync(() -> r.with(names(q.dir())), readers)
+        ? names(q.dir()).thenApply(r::with)
         : CompletableFuture.completedFuture(r)));
   }
 
-  /** Every name in {@code dir}, or null when there are more than {@link MetaOp#MAX_LEASE_NAMES}. */
-  private List<String> names(Handle dir) {
-    MetadataStore.DirPage page = store.readdir(dir, null, MetaOp.MAX_LEASE_NAMES + 1, false);
-    if (!page.eof() || page.entries().size() > MetaOp.MAX_LEASE_NAMES) {
-      return null;
+  /**
+   * Every name in {@code dir}, or null when there are more than {@link MetaOp#MAX_LEASE_NAMES}:
+   * a directory of at most {@link MetaServer#READDIR_ON_LOOP} names listed here (on the event
+   * loop, as a listing of its size is), a larger one by the reader pool.
+   */
+  private CompletableFuture<List<String>> names(Handle dir) {
+    MetadataStore.DirPage head = store.readdir(dir, null, MetaServer.READDIR_ON_LOOP, false);
+    if (head.eof()) {
+      return CompletableFuture.completedFuture(namesOf(head));
     }
+    return CompletableFuture.supplyAsync(() -> {
+      MetadataStore.DirPage page = store.readdir(dir, null, MetaOp.MAX_LEASE_NAMES + 1, false);
+      return page.eof() && page.entries().size() <= MetaOp.MAX_LEASE_NAMES ? namesOf(page) : null;
+    }, readers);
+  }
+
+  private static List<String> namesOf(MetadataStore.DirPage page) {
     List<String> out = new ArrayList<>(page.entries().size());
     page.entries().forEach(e -> out.add(e.name()));
     return out;

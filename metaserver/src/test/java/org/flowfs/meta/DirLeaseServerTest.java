@@ -195,6 +195,20 @@ class DirLeaseServerTest {
   }
 
   @Test
+  void lease_withTheNames_ofMoreThanAListingOnTheEventLoopTakes_listsEveryName() throws Exception {
+    Set<String> names = new HashSet<>();
+    for (int i = 0; i < MetaServer.READDIR_ON_LOOP * 2 + 1; i++) {
+      names.add("f" + i);
+      call(other, new CreateReq(d, "f" + i, FileType.REGULAR, 0644, 0, 0, 0, null, 0));
+    }
+    DirLeaseResp r = call(holder, new DirLeaseReq(d, 1, true));
+    assertNotEquals(0, r.lease());
+    assertEquals(names, new HashSet<>(r.names()));
+    assertEquals(names.size(), r.names().size());
+    assertEquals(meta.server().store().getattr(d).ctimeNs(), r.ctimeNs());
+  }
+
+  @Test
   void lease_errorsAndRefusals() throws Exception {
     Attr f = call(holder, new CreateReq(Handle.ROOT, "f", FileType.REGULAR, 0644, 0, 0, 0, null, 0)).attr();
     assertEquals(Errno.ENOTDIR, errno(holder, new DirLeaseReq(f.handle(), 1)));
