@@ -159,7 +159,10 @@ final class DirLeases implements AutoCloseable {
     final Lease child;
     /** A directory made under {@link #lease}, not leased itself ({@link BatchRemove#madeDir}). */
     final boolean made;
-    /** For a directory removed under {@link #child}: the batches sent under that lease before (its last, the server waits for). */
+    /**
+     * For a directory removed under {@link #child}: the batches sent under that lease before,
+     * which the server takes in first.
+     */
     final int childBatches;
     /** Answered, or made again, or given up: never exceptionally. */
     final CompletableFuture<Void> done = new CompletableFuture<>();
