@@ -443,8 +443,7 @@ final class DirLeaseOps {
     CompletableFuture<Void> ready = CompletableFuture.allOf(before.toArray(CompletableFuture[]::new));
     CompletableFuture<List<MetadataStore.BatchRemoved>> applied = go.isEmpty()
         ? CompletableFuture.completedFuture(List.of())
-        : ready.isDone() ? store.removeBatch(dir, go, MetaServer.now())
-        : ready.thenCompose(v -> store.removeBatch(dir, go, MetaServer.now()));
+        : ready.thenCompose(v -> store.removeBatch(dir, go, MetaServer.now())); // at once when nothing waits
     return applied.handle((all, err) -> {
       List<RemoveResult> out = new ArrayList<>(n);
       int ok = 0;

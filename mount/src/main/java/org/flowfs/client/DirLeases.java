@@ -816,8 +816,7 @@ final class DirLeases implements AutoCloseable {
    * its directory's rmdir first, or after three rounds, or when a wait fails.
    */
   private int sentAll(Lease l) {
-    int[] sent = {-1};
-    betweenAnswers(l, x -> {
+    boolean removed = betweenAnswers(l, x -> {
       if (x.over.isDone() || x.ending || x.recalled || x.removed) {
         return false;
       }
@@ -826,12 +825,16 @@ final class DirLeases implements AutoCloseable {
       }
       if (x.waiting.isEmpty() && x.unlinked.isEmpty() && x.dirAttrs == null) {
         x.removed = true;
-        sent[0] = x.batches;
         return true;
       }
       return null; // more than a batch takes, or one is out: after its answer
     });
-    return sent[0];
+    if (!removed) {
+      return -1;
+    }
+    synchronized (l) {
+      return l.batches; // final: a removed lease sends nothing more
+    }
   }
 
   /**
@@ -1147,13 +1150,18 @@ final class DirLeases implements AutoCloseable {
 
   /** Runs {@code then} on the recovery thread once every unlink made under {@code l} is answered or made again. */
   private void afterUnlinksOf(Lease l, Runnable then) {
+    unlinksOf(l).thenRun(() -> recovery.execute(then));
+  }
+
+  /** Done when every unlink made under {@code l} now is answered or made again. */
+  private CompletableFuture<Void> unlinksOf(Lease l) {
     List<CompletableFuture<Void>> pending = new ArrayList<>();
     for (Unlinked x : byUnlinked.values()) {
       if (x.lease == l) {
         pending.add(x.done);
       }
     }
-    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenRun(() -> recovery.execute(then));
+    return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
   }
 
   /** An unlink whose batch was lost ({@code e}) is made with a call of its own. */
@@ -1437,11 +1445,7 @@ final class DirLeases implements AutoCloseable {
     }
     endNow(l);
     if (!Thread.currentThread().getName().startsWith(RECOVERY)) { // (that thread would wait for itself)
-      for (Unlinked u : List.copyOf(byUnlinked.values())) {
-        if (u.lease == l) {
-          await(u.done, timeout); // a lost batch's unlinks, made again: done before what follows
-        }
-      }
+      await(unlinksOf(l), timeout); // a lost batch's unlinks, made again: done before what follows
     }
   }
 
