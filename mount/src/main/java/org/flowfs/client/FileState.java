@@ -116,6 +116,18 @@ final class FileState {
     opened(fresh, first, false);
   }
 
+  /**
+   * The whole file as the open that brought its first bytes read it (see {@link #opened(Attr,
+   * ReadAhead.Window, boolean)}), while that open is the only one and nothing was written since:
+   * a view the caller releases; else null.
+   */
+  synchronized ByteBuf whole() {
+    if (opens != 1 || writableOpens != 0 || unrecorded || writes.isDirty()) {
+      return null;
+    }
+    return reads.whole(size);
+  }
+
   /** Returns true when this was the last open (of one that could write). */
   synchronized boolean closed() {
     return closed(true);

@@ -1406,6 +1406,17 @@ public final class FileSystemClient implements AutoCloseable {
     return f;
   }
 
+  /**
+   * The whole of {@code f}'s file, when its open (for reading only, not direct) brought all its
+   * bytes and no other open of it exists here: a view the caller releases; else null.
+   */
+  public ByteBuf wholeFile(OpenFile f) {
+    if ((f.flags() & (O_ACCMODE | O_DIRECT)) != O_RDONLY) {
+      return null;
+    }
+    return f.state().whole();
+  }
+
   public OpenFile openFile(long id) {
     OpenFile f = openFiles.get(id);
     if (f == null) {

@@ -202,6 +202,19 @@ final class ReadAhead {
     windows.put(0L, w);
   }
 
+  /**
+   * The file's {@code size > 0} bytes when the first window holds them all and they are at hand:
+   * a view the caller releases; else null.
+   */
+  ByteBuf whole(long size) {
+    Window w = windows.get(0L);
+    if (w == null || size <= 0 || w.length < size || !w.data.isDone() || w.data.isCompletedExceptionally()) {
+      return null;
+    }
+    ByteBuf b = w.data.join();
+    return b.readableBytes() < size ? null : b.retainedSlice(b.readerIndex(), (int) size);
+  }
+
   /** Forgets everything read ahead (the file changed). */
   void invalidate() {
     for (Window w : windows.values()) {

@@ -44,6 +44,8 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   private volatile PageStore pages;
   /** Drops the kernel's cached attributes (null until the loop starts). */
   private volatile KernelAttrs kernelAttrs;
+  /** Stores a small file's bytes at its open (null until the loop starts). */
+  private volatile OpenStore opens;
   /** The kernel's nodes of files with more than one name (null until the loop starts). */
   private volatile LinkNodes links;
 
@@ -66,8 +68,9 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
     mem.putInt(at, mem.getInt(at) | (1 << 2));
   }
 
-  void started(PageStore p, KernelAttrs attrs) {
+  void started(PageStore p, KernelAttrs attrs, OpenStore opens) {
     this.pages = fs.config().client().readAround() > 0 ? p : null;
+    this.opens = opens;
     this.kernelAttrs = attrs;
     this.links = attrs == null ? null : new LinkNodes(attrs);
   }
@@ -316,6 +319,11 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
       KernelAttrs k = kernelAttrs;
       if (f.attrsChanged() && k != null) {
         k.dropForThisOpen(); // before the answer: the reader's first read must not end at the old size
+      }
+      OpenStore o = opens;
+      ByteBuf whole = o == null ? null : fs.wholeFile(f);
+      if (whole != null) {
+        o.opened(whole);
       }
       return 0;
     });

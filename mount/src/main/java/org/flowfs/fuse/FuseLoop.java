@@ -34,7 +34,9 @@ import ru.serce.jnrfuse.struct.FuseOperations;
  * {@link #MAX_REQUEST}, and adds {@code FUSE_MAX_PAGES} with the page count to the answer when the
  * kernel offered it (libfuse 3 does the same on its own). Every worker reads into a buffer that
  * large, as the kernel then requires. An OPEN for reading only is answered on another channel of
- * the loop's ({@link NoFlushChannel}), which spares its close a FLUSH.
+ * the loop's ({@link NoFlushChannel}), which spares its close a FLUSH, and keeps the pages {@link
+ * OpenStore} stored for it; every request is shown to the {@link OpenStore} first, which learns
+ * from them which nodes the kernel may hold pages of.
  *
  * <p><b>Priority.</b> Applications wait on the workers; the mount's other threads (write-behind,
  * read-ahead, the network) and servers on the same machine do bulk work nobody waits on at that
@@ -99,6 +101,12 @@ public final class FuseLoop {
 
   private FuseLoop() {}
 
+  /** Handed what the loop made for the mount's callbacks, before the first request is read. */
+  @FunctionalInterface
+  interface Started {
+    void started(PageStore pages, KernelAttrs attrs, OpenStore opens);
+  }
+
   /**
    * Mounts with {@code args} (libfuse's command line: name, options, mount point; "-f" is added)
    * and starts {@code threads} workers at {@code nice} (0, or a raised priority: below 0); the
@@ -116,7 +124,7 @@ public final class FuseLoop {
    * from it rather than by libfuse.
    */
   static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice,
-      org.flowfs.common.Counters counters, java.util.function.BiConsumer<PageStore, KernelAttrs> onStart,
+      org.flowfs.common.Counters counters, Started onStart,
       DirectRead.Source reads) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
@@ -139,8 +147,10 @@ public final class FuseLoop {
     KernelAttrs attrs = new KernelAttrs(init.libc(), rt, lib.fuse_chan_fd(ch));
     SetidKill kill = new SetidKill(attrs);
     PageStore pages = onStart == null ? null : new PageStore(init.libc(), rt, lib.fuse_chan_fd(ch), counters);
+    OpenStore opens = onStart == null ? null
+        : new OpenStore(() -> new PageStore.Device(init.libc(), rt, lib.fuse_chan_fd(ch)), counters);
     if (onStart != null) {
-      onStart.accept(pages, attrs);
+      onStart.started(pages, attrs, opens);
     }
     DirectRead direct = reads == null ? null : new DirectRead(init.libc(), rt, lib.fuse_chan_fd(ch), counters, reads);
     List<Thread> workers = new ArrayList<>();
@@ -150,7 +160,7 @@ public final class FuseLoop {
       Thread t = new Thread(() -> {
         ServiceCpus.release(); // where the applications run, not on node.service-cpus
         priority.apply();
-        work(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct);
+        work(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens);
       }, "fuse-" + i);
       t.setDaemon(true);
       workers.add(t);
@@ -177,16 +187,16 @@ public final class FuseLoop {
 
   /** One worker: libfuse's fuse_do_work, on a Java thread, reading when the gate lets it. */
   private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
-      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct) {
+      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens) {
     try {
-      serve(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct);
+      serve(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens);
     } finally {
       gate.close(); // the loop is ending: the parked workers end too
     }
   }
 
   private static void serve(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
-      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct) {
+      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens) {
     Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
     DirectRead.Scratch scratch = direct == null ? null : direct.scratch();
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
@@ -215,6 +225,9 @@ public final class FuseLoop {
         break;
       }
       int opcode = FuseWire.opcode(mem);
+      if (opens != null) {
+        opens.seen(mem);
+      }
       if (opcode == FuseWire.FUSE_INIT) {
         init.process(lib, se, buf, mem);
       } else if (opcode == FuseWire.FUSE_READ && direct != null) {

@@ -54,11 +54,15 @@ final class NoFlushChannel {
     return channel.pointer();
   }
 
-  /** libfuse's answer: a success (header and fuse_open_out) gets FOPEN_NOFLUSH; written to /dev/fuse as it is. */
+  /**
+   * libfuse's answer: a success (header and fuse_open_out) gets FOPEN_NOFLUSH, and FOPEN_KEEP_CACHE
+   * when {@link OpenStore} stored the file's pages for it; written to /dev/fuse as it is.
+   */
   private int answer(Pointer ch, Pointer iov, long count) {
     if (count >= 2 && iov.getLong(IOV + 8) >= OUT_OPEN_FLAGS + 4) {
       Pointer out = iov.getPointer(IOV);
-      out.putInt(OUT_OPEN_FLAGS, out.getInt(OUT_OPEN_FLAGS) | FOPEN_NOFLUSH);
+      int keep = OpenStore.keepsPages() ? OpenStore.FOPEN_KEEP_CACHE : 0;
+      out.putInt(OUT_OPEN_FLAGS, out.getInt(OUT_OPEN_FLAGS) | FOPEN_NOFLUSH | keep);
     }
     if (libc.writev(fd, iov, (int) count) < 0) {
       return -rt.getLastError(); // ENOENT: the request was interrupted; libfuse knows what to do

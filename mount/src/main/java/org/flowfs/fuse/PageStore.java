@@ -151,11 +151,11 @@ final class PageStore {
    * buffer first only when their pieces do not fit the iovecs. (Copying every block into one
    * buffer for a plain write cost the store thread about a fifth of its CPU per byte stored.)
    */
-  private static final class Device implements Kernel {
+  static final class Device implements Kernel {
     private final InitChannel.LibC libc;
     private final Runtime rt;
     private final int fd;
-    // the store thread's only
+    // one thread's only
     private final Pointer header;
     private final Pointer iov;
     private Pointer gathered;
