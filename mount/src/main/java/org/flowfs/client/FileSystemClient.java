@@ -1407,11 +1407,11 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /**
-   * The whole of {@code f}'s file, when its open (for reading only, not direct) brought all its
-   * bytes and no other open of it exists here: a view the caller releases; else null.
+   * The whole of {@code f}'s file, when its open (for reading only, not truncating, not direct)
+   * brought all its bytes and no other open of it exists here: a view the caller releases; else null.
    */
   public ByteBuf wholeFile(OpenFile f) {
-    if ((f.flags() & (O_ACCMODE | O_DIRECT)) != O_RDONLY) {
+    if ((f.flags() & (O_ACCMODE | O_TRUNC | O_DIRECT)) != O_RDONLY) {
       return null;
     }
     return f.state().whole();

@@ -3,6 +3,7 @@ package org.flowfs.client;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -102,6 +103,51 @@ class FileStateTest {
     assertArrayEquals(WriteBehindTest.fill('a', 300), read(st, 0, 4096));
     assertArrayEquals(WriteBehindTest.fill('a', 100), read(st, 200, 4096));
     assertEquals(1, path.reads().size(), "both reads served by the bytes read at open");
+  }
+
+  /** The whole file, for the kernel's page cache at the open: while the open that brought it is the only one. */
+  @Test
+  void whole_isTheFirstBytes_whileTheyAreTheFileAndItsOnlyOpenHasThem() {
+    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
+    Attr a = attr(300, 1000);
+    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
+    st.opened(a, ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT));
+    ByteBuf whole = st.whole();
+    try {
+      assertEquals(300, whole.readableBytes(), "the file's bytes, not the window's 4 KiB");
+      assertArrayEquals(WriteBehindTest.fill('a', 300), ByteBufUtil.getBytes(whole));
+    } finally {
+      whole.release();
+    }
+    st.opened(a); // a second open: the kernel may have the file's pages through it
+    assertNull(st.whole());
+    assertFalse(st.closed());
+    assertNull(st.whole(), "the second open dropped the first bytes (close-to-open)");
+  }
+
+  @Test
+  void whole_isNothing_onceWritten() {
+    Attr a = attr(300, 1000);
+    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
+    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
+    st.opened(a, ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT));
+    ByteBuf whole = st.whole();
+    assertNotNull(whole);
+    whole.release();
+    write(st, 0, WriteBehindTest.fill('w', 10), 2000);
+    assertNull(st.whole(), "written since");
+  }
+
+  @Test
+  void whole_isNothing_withoutFirstBytesThatHoldTheFile() {
+    FileState plain = open(300);
+    assertNull(plain.whole(), "an open without first bytes");
+    assertTrue(plain.closed());
+    FileState f = open(300);
+    ReadAhead.Window first = ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT);
+    f.opened(attr(9000, 2000), first); // the file grew past them meanwhile
+    assertNull(f.whole());
+    assertFalse(f.closed());
   }
 
   @Test
