@@ -40,6 +40,15 @@ class FileStateTest {
     return st;
   }
 
+  /** A file of 300 bytes 'a' on the servers, opened for reading with its first 4 KiB read since the open began. */
+  private FileState openWithFirstBytes() {
+    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
+    Attr a = attr(300, 1000);
+    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
+    st.opened(a, ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT));
+    return st;
+  }
+
   @AfterEach
   void cleanUp() {
     // close every open, which releases what the file state holds
@@ -95,10 +104,7 @@ class FileStateTest {
 
   @Test
   void opened_withTheFirstBytes_servesTheReadWithoutAnotherCall() {
-    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
-    Attr a = attr(300, 1000);
-    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
-    st.opened(a, ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT));
+    openWithFirstBytes();
     assertEquals(1, path.reads().size());
     assertArrayEquals(WriteBehindTest.fill('a', 300), read(st, 0, 4096));
     assertArrayEquals(WriteBehindTest.fill('a', 100), read(st, 200, 4096));
@@ -108,10 +114,7 @@ class FileStateTest {
   /** The whole file, for the kernel's page cache at the open: while the open that brought it is the only one. */
   @Test
   void whole_isTheFirstBytes_whileTheyAreTheFileAndItsOnlyOpenHasThem() {
-    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
-    Attr a = attr(300, 1000);
-    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
-    st.opened(a, ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT));
+    openWithFirstBytes();
     ByteBuf whole = st.whole();
     try {
       assertEquals(300, whole.readableBytes(), "the file's bytes, not the window's 4 KiB");
@@ -119,7 +122,7 @@ class FileStateTest {
     } finally {
       whole.release();
     }
-    st.opened(a); // a second open: the kernel may have the file's pages through it
+    st.opened(attr(300, 1000)); // a second open: the kernel may have the file's pages through it
     assertNull(st.whole());
     assertFalse(st.closed());
     assertNull(st.whole(), "the second open dropped the first bytes (close-to-open)");
@@ -127,10 +130,7 @@ class FileStateTest {
 
   @Test
   void whole_isNothing_onceWritten() {
-    Attr a = attr(300, 1000);
-    path.store(LAYOUT, 0, WriteBehindTest.fill('a', 300));
-    st = new FileState(a, path, 64 * 1024, 128 * 1024, 0, Duration.ofSeconds(5), ByteBufAllocator.DEFAULT, Runnable::run);
-    st.opened(a, ReadAhead.first(path, LAYOUT, 4096, ByteBufAllocator.DEFAULT));
+    openWithFirstBytes();
     ByteBuf whole = st.whole();
     assertNotNull(whole);
     whole.release();
