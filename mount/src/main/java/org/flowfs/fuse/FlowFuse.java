@@ -70,7 +70,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
 
   void started(PageStore p, KernelAttrs attrs, OpenStore opens) {
     this.pages = fs.config().client().readAround() > 0 ? p : null;
-    this.opens = opens;
+    this.opens = fs.config().client().openStore() ? opens : null;
     this.kernelAttrs = attrs;
     this.links = attrs == null ? null : new LinkNodes(attrs);
   }

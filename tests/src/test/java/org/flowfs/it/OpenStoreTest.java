@@ -129,4 +129,19 @@ class OpenStoreTest {
     assertEquals("written", Sh.ok(m, "/usr/bin/python3 -c \"" + py + "\"").strip());
     assertEquals(0, fs.counter("open-store.stores") - stores, "stores while a writable open exists");
   }
+
+  /** With {@code client.open-store = false} the mount answers a small file's read itself, as any other read. */
+  @Test
+  void turnedOff_theReadIsAFuseRead(@TempDir Path tmp) throws Exception {
+    try (EmbeddedDeployment off = new EmbeddedDeployment(tmp, 2, "client.open-store = false\n")) {
+      byte[] data = random(4096, 50);
+      Files.write(off.mountPoint().resolve("f"), data);
+      dropCaches();
+      long reads = off.counter("fuse.read");
+      String py = "import sys\nwith open('f','rb') as f: sys.stdout.write(f.read().hex())\n";
+      assertArrayEquals(data, hex(Sh.ok(off.mountPoint(), "/usr/bin/python3 -c \"" + py + "\"")));
+      assertEquals(0, off.counter("open-store.stores"));
+      assertEquals(1, off.counter("fuse.read") - reads, "FUSE reads");
+    }
+  }
 }

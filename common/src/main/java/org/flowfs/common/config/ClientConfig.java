@@ -21,10 +21,13 @@ import java.time.Duration;
  *     CAP_SYS_NICE, else they keep 0). Never above 0: the threads a worker starts would inherit it
  * @param readdirAhead the most directory listings asked for ahead of a walk of a tree (find, du,
  *     ls -R), each the first page of a subdirectory the walk will open next (0: off)
+ * @param openStore whether the mount puts a small file's bytes, which its open brought, into the
+ *     kernel's page cache before it answers the open, so that the read needs no request of its own
+ *     (mount only)
  */
 public record ClientConfig(
     Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead,
-    int readAround, int dirLeaseFiles, int fuseNice, int readdirAhead) {
+    int readAround, int dirLeaseFiles, int fuseNice, int readdirAhead, boolean openStore) {
   static ClientConfig from(ConfigSource s) {
     long around = s.size("client.read-around", 64 << 10, 0, 4L << 20);
     if (around % 4096 != 0) {
@@ -39,6 +42,7 @@ public record ClientConfig(
         (int) around,
         s.integer("client.dir-lease-files", 32, 0, org.flowfs.common.wire.MetaOp.MAX_LEASE_FILES),
         s.integer("client.fuse-nice", 0, -20, 0),
-        s.integer("client.readdir-ahead", 16, 0, 64));
+        s.integer("client.readdir-ahead", 16, 0, 64),
+        s.bool("client.open-store", true));
   }
 }
