@@ -321,7 +321,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
         k.dropForThisOpen(); // before the answer: the reader's first read must not end at the old size
       }
       OpenStore o = opens;
-      ByteBuf whole = o == null ? null : fs.wholeFile(f);
+      ByteBuf whole = o == null || !OpenStore.mayStore() ? null : fs.wholeFile(f); // not for a node with pages
       if (whole != null) {
         o.opened(whole);
       }

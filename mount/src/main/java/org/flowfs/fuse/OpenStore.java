@@ -80,6 +80,11 @@ final class OpenStore {
     }
   }
 
+  /** Whether the OPEN the calling FUSE thread processes may store (its node had no pages): else no {@link #opened}. */
+  static boolean mayStore() {
+    return OPENING.get()[0] != 0;
+  }
+
   /**
    * The file the calling FUSE thread opens is {@code whole} (released here): stored into the
    * kernel's page cache when the node has no pages, and then kept by the OPEN's answer.
