@@ -6,8 +6,10 @@ import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.DefaultFileRegion;
+import org.flowfs.common.wire.ShmSlots;
 import io.netty.util.ReferenceCounted;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -390,12 +392,25 @@ final class FileBStreamStore implements BStreamStore {
    * A region of a datafile for {@code sendfile}; holds a reference to the cached channel until it
    * was sent (Netty's region would close the channel, which other reads share).
    */
-  private static final class ChanRegion extends DefaultFileRegion {
+  private static final class ChanRegion extends DefaultFileRegion implements ShmSlots.Fill {
     private final Chan chan;
 
     ChanRegion(Chan chan, long position, long count) {
       super(chan.channel, position, count);
       this.chan = chan;
+    }
+
+    /** For a client that shares memory: the region's bytes read into its slot, from the page cache. */
+    @Override
+    public void fill(ByteBuffer dst) throws IOException {
+      long at = position();
+      while (dst.hasRemaining()) {
+        int n = chan.channel.read(dst, at);
+        if (n < 0) {
+          throw new java.io.EOFException("datafile shorter than a region of it");
+        }
+        at += n;
+      }
     }
 
     @Override

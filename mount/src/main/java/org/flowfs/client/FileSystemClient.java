@@ -152,7 +152,7 @@ public final class FileSystemClient implements AutoCloseable {
 
   public FileSystemClient(FlowFsConfig config, NetRuntime net) {
     this.config = config;
-    this.peers = new Peers(config, net);
+    this.peers = new Peers(config, net, counters);
     this.timeout = config.rpc().timeout().plusSeconds(1);
     int entries = Math.max(1, config.client().cacheEntries());
     this.attrs = new AttrCache(config.client().attrTimeout(), entries);

@@ -24,10 +24,13 @@ import java.time.Duration;
  * @param openStore whether the mount puts a small file's bytes, which its open brought, into the
  *     kernel's page cache before it answers the open, so that the read needs no request of its own
  *     (mount only)
+ * @param sharedMemory whether the client hands its large payloads (the buffers of write flows,
+ *     eager writes) to an I/O server on its own machine in shared memory rather than through the
+ *     loopback socket (mount and library)
  */
 public record ClientConfig(
     Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead,
-    int readAround, int dirLeaseFiles, int fuseNice, int readdirAhead, boolean openStore) {
+    int readAround, int dirLeaseFiles, int fuseNice, int readdirAhead, boolean openStore, boolean sharedMemory) {
   static ClientConfig from(ConfigSource s) {
     long around = s.size("client.read-around", 64 << 10, 0, 4L << 20);
     if (around % 4096 != 0) {
@@ -43,6 +46,7 @@ public record ClientConfig(
         s.integer("client.dir-lease-files", 32, 0, org.flowfs.common.wire.MetaOp.MAX_LEASE_FILES),
         s.integer("client.fuse-nice", 0, -20, 0),
         s.integer("client.readdir-ahead", 16, 0, 64),
-        s.bool("client.open-store", true));
+        s.bool("client.open-store", true),
+        s.bool("client.shared-memory", true));
   }
 }

@@ -131,7 +131,7 @@ final class LoopbackCongestion {
    * Whether {@code peer} is this host: a loopback address, or one of this host's interfaces (a
    * client on a server's node that names the node's address).
    */
-  private static boolean local(InetSocketAddress peer) {
+  static boolean local(InetSocketAddress peer) {
     if (peer == null) {
       return false;
     }

@@ -96,6 +96,17 @@ public final class RpcClient implements AutoCloseable {
     return address;
   }
 
+  /** What is done with each new connection once it proved membership; on its event loop. */
+  private volatile java.util.function.Consumer<Conduit> connected = c -> {};
+
+  /**
+   * Runs {@code hook} with each connection this client makes, once it proved membership, on the
+   * connection's event loop (calls may already be on their way on it).
+   */
+  public void onConnected(java.util.function.Consumer<Conduit> hook) {
+    this.connected = hook;
+  }
+
   /** Where one-way frames from the server (flow data) go; called on an event loop thread. */
   public void onOneway(java.util.function.BiConsumer<Channel, Envelope> handler) {
     this.oneway = handler;
@@ -463,7 +474,13 @@ public final class RpcClient implements AutoCloseable {
           timer.cancel(false);
           frames.limit(Integer.MAX_VALUE);
           ctx.pipeline().remove(this);
-          link.complete(new Link(ctx.channel(), pending));
+          Link l = new Link(ctx.channel(), pending);
+          link.complete(l);
+          try {
+            connected.accept(new Conduit(l));
+          } catch (RuntimeException e) {
+            LOG.warn("after connecting to {}: {}", where(), e.toString());
+          }
           if (closed) {
             ctx.close(); // close() ran during the handshake and could not close this connection
           }

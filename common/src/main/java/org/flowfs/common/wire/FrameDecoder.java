@@ -25,6 +25,8 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
   private PayloadPlacement placement;
   private int placedType = -1;
   private int placedMin;
+  /** The slots this connection's peer may hand payloads over in; null for none. */
+  private ShmSlots shared;
 
   public FrameDecoder(MessageRegistry registry, int maxFrame) {
     super(maxFrame, 0, Frames.LENGTH_FIELD, 0, Frames.LENGTH_FIELD);
@@ -87,6 +89,11 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
     placement.expect((int) (payload - arrived), arrived, ctx.alloc());
   }
 
+  /** From now on frames may carry their payloads in {@code slots}. Call on the channel's event loop. */
+  public void share(ShmSlots slots) {
+    this.shared = slots;
+  }
+
   @Override
   protected void handlerRemoved0(ChannelHandlerContext ctx) {
     if (placement != null) {
@@ -137,13 +144,20 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
       throw new MalformedMessageException("protocol version " + version + ", expected " + Frames.VERSION);
     }
     int kind = frame.readUnsignedByte();
+    boolean slotted = (kind & Frames.SHM_PAYLOAD) != 0;
+    kind &= ~Frames.SHM_PAYLOAD;
     if (kind >= Envelope.Kind.values().length) {
       throw new MalformedMessageException("frame kind " + kind);
     }
     int type = frame.readUnsignedShort();
     long id = frame.readLong();
     RecordCodec<?> codec = registry.codec(type);
-    Message m = (Message) codec.decode(frame);
+    if (slotted && (shared == null || !codec.hasPayload())) {
+      throw new MalformedMessageException(codec.type().getSimpleName() + " with its payload in shared memory"
+          + (shared == null ? " on a connection that shares none" : ", a type without a payload"));
+    }
+    ShmSlots slots = shared;
+    Message m = (Message) (slotted ? codec.decode(frame, (in, n) -> slots.received(in.readInt(), n)) : codec.decode(frame));
     if (frame.isReadable()) {
       Envelope env = new Envelope(Envelope.Kind.values()[kind], id, m);
       env.release();

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.ReferenceCounted;
 
 /**
  * Writes {@link Envelope}s as frames. A payload is not copied: the frame's fields go out in one
@@ -67,14 +68,39 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
     }
     if (f.payload() == null) {
       ctx.write(f.header(), promise);
+    } else if (f.payload().readableBytes() >= ShmSlots.MIN_PAYLOAD && inSlot(ctx, f)) {
+      ctx.write(f.header(), promise);
     } else {
       ctx.write(f.header(), ctx.voidPromise());
       ctx.write(f.payload(), promise);
     }
   }
 
+  /**
+   * Puts {@code f}'s payload into a slot of the memory this connection shares with its peer, if
+   * it has any and one is free, and turns the header into that of a frame whose payload is there
+   * (the payload is released); false, with the frame unchanged, otherwise.
+   */
+  private static boolean inSlot(ChannelHandlerContext ctx, Frame f) {
+    ShmSlots slots = ctx.channel().attr(ShmSlots.OUTBOUND).get();
+    int slot = slots == null ? -1 : slots.put(f.payload());
+    if (slot < 0) {
+      return false;
+    }
+    f.payload().release();
+    ByteBuf h = f.header();
+    int kindAt = Frames.LENGTH_FIELD + 1;
+    h.setByte(kindAt, h.getByte(kindAt) | Frames.SHM_PAYLOAD);
+    h.writeInt(slot);
+    h.setInt(0, h.readableBytes() - Frames.LENGTH_FIELD);
+    return true;
+  }
+
   /** The frame of a {@link IoOp.FlowData} whose payload is {@code d}'s parts, each written as it is. */
   private void writeParts(ChannelHandlerContext ctx, FileFlowData d, ChannelPromise promise) {
+    if (d.length() >= ShmSlots.MIN_PAYLOAD && partsInSlot(ctx, d, promise)) {
+      return;
+    }
     ByteBuf header = head(ctx.alloc(), Frames.HEADER + 8, Envelope.Kind.ONEWAY, registry.idOf(IoOp.FlowData.class), d.tag());
     header.writeInt((int) d.length()); // FlowData's one field: its payload's length
     header.setInt(0, header.readableBytes() - Frames.LENGTH_FIELD + (int) d.length());
@@ -83,6 +109,56 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
     for (int i = 0; i <= last; i++) {
       ctx.write(d.parts().get(i), i == last ? promise : ctx.voidPromise());
     }
+  }
+
+  /**
+   * Writes {@code d} as a frame whose payload is in a slot of the memory this connection shares,
+   * the parts' bytes put there (a datafile region reads its own, {@link ShmSlots.Fill}); false,
+   * with nothing written, when the connection shares none, no slot is free, or a part cannot.
+   */
+  private boolean partsInSlot(ChannelHandlerContext ctx, FileFlowData d, ChannelPromise promise) {
+    ShmSlots slots = ctx.channel().attr(ShmSlots.OUTBOUND).get();
+    if (slots == null || d.parts().stream().anyMatch(p -> !(p instanceof ByteBuf) && !(p instanceof ShmSlots.Fill))) {
+      return false;
+    }
+    int n = (int) d.length();
+    int slot = slots.take(n);
+    if (slot < 0) {
+      return false;
+    }
+    java.nio.ByteBuffer dst = slots.slot(slot, n);
+    try {
+      for (ReferenceCounted p : d.parts()) {
+        if (p instanceof ByteBuf b) {
+          int len = b.readableBytes();
+          b.getBytes(b.readerIndex(), dst.slice(dst.position(), len));
+          dst.position(dst.position() + len);
+        } else {
+          ShmSlots.Fill f = (ShmSlots.Fill) p;
+          int len = (int) ((io.netty.channel.FileRegion) p).count();
+          java.nio.ByteBuffer part = dst.slice(dst.position(), len);
+          f.fill(part);
+          dst.position(dst.position() + len);
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      slots.cancel(slot); // the parts go over the socket as they are: their own errors, if any, as before
+      LOG.debug("a datafile region did not fill a shared-memory slot: {}", e.toString());
+      return false;
+    }
+    if (dst.position() != n) {
+      slots.cancel(slot);
+      return false;
+    }
+    slots.handedOver(n);
+    d.release();
+    ByteBuf header = head(ctx.alloc(), Frames.HEADER + 12, Envelope.Kind.ONEWAY, registry.idOf(IoOp.FlowData.class), d.tag());
+    header.setByte(Frames.LENGTH_FIELD + 1, Envelope.Kind.ONEWAY.ordinal() | Frames.SHM_PAYLOAD);
+    header.writeInt(n); // FlowData's one field: its payload's length
+    header.writeInt(slot);
+    header.setInt(0, header.readableBytes() - Frames.LENGTH_FIELD);
+    ctx.write(header, promise);
+    return true;
   }
 
   /** A frame's start: the length field (set once the frame is complete), version, kind, type, id. */

@@ -120,6 +120,23 @@ public sealed interface IoOp extends Message {
     }
   }
 
+  /**
+   * Shares memory with this server: the client made the file {@code path} ({@link
+   * org.flowfs.common.wire.ShmSlots}: {@code slots} slots of {@code slotSize} bytes, beginning with
+   * {@code token}), and from the answer on the payloads of frames on this connection go over in
+   * its slots: the client's ({@code toClient} false), or the server's ({@code toClient} true). A
+   * server that cannot map that very file (another machine's, another mount namespace's, not the
+   * client's) answers an error, and the connection goes on without.
+   */
+  @Wire(214)
+  record ShmAttachReq(String path, byte[] token, int slots, int slotSize, boolean toClient)
+      implements IoOp, Req<CommonOp.OkResp> {
+    public ShmAttachReq {
+      Objects.requireNonNull(path, "path");
+      Objects.requireNonNull(token, "token");
+    }
+  }
+
   // ---- flows and the eager path (seed 001) ----------------------------------------------------
 
   /**

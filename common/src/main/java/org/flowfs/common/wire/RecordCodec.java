@@ -114,14 +114,27 @@ final class RecordCodec<T> {
    *
    * @throws MalformedMessageException if the bytes do not form a valid value
    */
-  @SuppressWarnings("unchecked")
   T decode(ByteBuf in) {
+    return decode(in, null);
+  }
+
+  /**
+   * Reads one value whose payload of {@code n} bytes (its length field read from {@code in}) is
+   * {@code payloads.take(in, n)}, owned by the caller; null: the payload's bytes follow in {@code in}.
+   */
+  @SuppressWarnings("unchecked")
+  T decode(ByteBuf in, PayloadSource payloads) {
     Object[] args = new Object[fields.length];
     ByteBuf payload = null;
     try {
       for (int i = 0; i < fields.length; i++) {
         if (i == payloadIndex) {
           int n = in.readInt();
+          if (payloads != null) {
+            payload = payloads.take(in, n);
+            args[i] = payload;
+            continue;
+          }
           if (n < 0 || n > in.readableBytes()) {
             throw new MalformedMessageException("payload length " + n + " exceeds the frame");
           }
@@ -145,6 +158,11 @@ final class RecordCodec<T> {
       release(payload);
       throw new MalformedMessageException(type.getSimpleName() + ": " + t, t);
     }
+  }
+
+  /** Where a payload comes from when its bytes are not in the frame. */
+  interface PayloadSource {
+    ByteBuf take(ByteBuf in, int length);
   }
 
   private static void release(ByteBuf b) {

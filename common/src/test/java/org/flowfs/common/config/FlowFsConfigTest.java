@@ -48,7 +48,7 @@ class FlowFsConfigTest {
     assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0, 64 * 1024), c.layout());
     assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
         Secret.of(SECRET), "cubic"), c.rpc());
-    assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 8L << 20, 64 << 10, 32, 0, 16, true), c.client());
+    assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 8L << 20, 64 << 10, 32, 0, 16, true, true), c.client());
     assertEquals("30s", c.effective().get("rpc.timeout"));
     assertEquals("16MiB", c.effective().get("rpc.max-frame"));
   }
@@ -93,6 +93,7 @@ class FlowFsConfigTest {
         "client.fuse-nice = -5",
         "client.readdir-ahead = 4",
         "client.open-store = off",
+        "client.shared-memory = no",
         "node.service-cpus = 3, 0-1",
         "   # an indented comment",
         "");
@@ -117,7 +118,7 @@ class FlowFsConfigTest {
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123"), ""), c.rpc());
-    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0, 32, -5, 4, false), c.client());
+    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0, 32, -5, 4, false, false), c.client());
     assertEquals("(20 characters)", c.effective().get("fs.secret"), "the secret is masked");
     assertFalse(c.render().contains("0123456789abcdef"), "render never writes the secret");
     assertFalse(c.toString().contains("0123456789abcdef"), "nor does toString");
@@ -179,6 +180,7 @@ class FlowFsConfigTest {
     assertProblem(refused("client.fuse-nice = 1"), "key 'client.fuse-nice'");
     assertProblem(refused("client.readdir-ahead = 65"), "key 'client.readdir-ahead'");
     assertProblem(refused("client.open-store = sometimes"), "key 'client.open-store'");
+    assertProblem(refused("client.shared-memory = maybe"), "key 'client.shared-memory'");
     assertProblem(refused("node.service-cpus = one"), "key 'node.service-cpus': 'one' is not a CPU list");
     assertProblem(refused("node.service-cpus = 3-1"), "key 'node.service-cpus': '3-1' is a range that ends before it starts");
     assertProblem(refused("node.service-cpus = 1024"), "key 'node.service-cpus': CPU 1024 is beyond");

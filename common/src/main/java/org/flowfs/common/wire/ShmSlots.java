@@ -1,0 +1,286 @@
+package org.flowfs.common.wire;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
+import io.netty.util.AttributeKey;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.concurrent.atomic.LongAdder;
+import org.flowfs.common.Counters;
+
+/**
+ * Shared memory between a client and an I/O server on the same machine: slots of {@code
+ * slotSize} bytes in a file both map ({@code /dev/shm}), through which the client hands over a
+ * frame's payload instead of writing its bytes to the socket. The frame itself still goes over
+ * the connection, carrying the slot's number in place of the payload ({@link Frames#SHM_PAYLOAD});
+ * the server's payload is the slot itself, which it writes to the datafile from there. What this
+ * spares is the loopback TCP path of bulk bytes on the server's machine: the copy into the socket,
+ * the receive processing, the copy out of it.
+ *
+ * <p>Layout: a header page (a random token that the client proves the file is its own with, the
+ * slot count and size, one state word per slot), then the slots, each page aligned. A slot is
+ * taken by the client (state 1, its bytes written before the frame is sent) and given back by the
+ * server when its payload is released (state 0); each side writes the word only in its own
+ * transition, with release semantics, and reads the other's with acquire semantics. When no slot
+ * is free the payload goes over the socket as before: nothing waits for a slot. The server hands
+ * the payloads of its answers and read flows to the client the same way, in slots of a second file
+ * the client made for that direction.
+ *
+ * <p>The client unlinks the file once the server mapped it: the mappings are all that is left,
+ * and they go with the last buffer over them. The sender side is used from one thread (the
+ * connection's event loop); the receiver side's releases come from any thread.
+ */
+public final class ShmSlots {
+  /** The channel attribute holding the slots a connection's outgoing payloads may use. */
+  public static final AttributeKey<ShmSlots> OUTBOUND = AttributeKey.valueOf("flowfs.shm.outbound");
+  public static final int PAGE = 4096;
+  /** Smaller payloads go over the socket: a copy into a slot spares them little. */
+  public static final int MIN_PAYLOAD = 16 * 1024;
+  public static final int TOKEN = 16;
+  /** The most slots and the largest slot a server maps. */
+  public static final int MAX_SLOTS = 1000;
+  public static final int MAX_SLOT_SIZE = 4 << 20;
+  private static final int COUNT_AT = TOKEN;
+  private static final int SIZE_AT = TOKEN + 4;
+  private static final int STATES_AT = 64;
+  private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final Path path;
+  private final MappedByteBuffer map;
+  private final byte[] token;
+  private final int slots;
+  private final int slotSize;
+  /** Payloads and bytes handed over and payloads that found no slot (sender); payloads and bytes taken (receiver). */
+  private final LongAdder sent;
+  private final LongAdder sentBytes;
+  private final LongAdder full;
+  private final LongAdder received;
+  private final LongAdder receivedBytes;
+
+  private ShmSlots(Path path, MappedByteBuffer map, byte[] token, int slots, int slotSize, Counters counters) {
+    this.sent = counters.counter("shm.sent");
+    this.sentBytes = counters.counter("shm.sent-bytes");
+    this.full = counters.counter("shm.full");
+    this.received = counters.counter("shm.received");
+    this.receivedBytes = counters.counter("shm.received-bytes");
+    this.path = path;
+    this.map = map;
+    this.token = token;
+    this.slots = slots;
+    this.slotSize = slotSize;
+  }
+
+  /** The size of a file of {@code slots} slots of {@code slotSize} bytes. */
+  static long fileSize(int slots, int slotSize) {
+    return PAGE + (long) slots * slotSize;
+  }
+
+  private static void check(int slots, int slotSize) {
+    if (slots < 1 || slots > MAX_SLOTS || slotSize < PAGE || slotSize > MAX_SLOT_SIZE || slotSize % PAGE != 0) {
+      throw new IllegalArgumentException(slots + " slots of " + slotSize + " bytes");
+    }
+  }
+
+  /**
+   * The client's side: a new file of {@code slots} slots in {@code dir}, readable by its owner only;
+   * counts in {@code counters} what goes through it: {@code shm.sent}, {@code shm.sent-bytes},
+   * {@code shm.received}, {@code shm.received-bytes}, and {@code shm.full} (payloads sent over the
+   * socket because no slot was free).
+   */
+  public static ShmSlots create(Path dir, int slots, int slotSize, Counters counters) throws IOException {
+    check(slots, slotSize);
+    byte[] token = new byte[TOKEN];
+    RANDOM.nextBytes(token);
+    Path p = dir.resolve("flowfs-" + HexFormat.of().formatHex(token, 0, 8));
+    Files.createFile(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, fileSize(slots, slotSize));
+      m.order(ByteOrder.nativeOrder());
+      m.put(0, token);
+      m.putInt(COUNT_AT, slots);
+      m.putInt(SIZE_AT, slotSize);
+      return new ShmSlots(p, m, token, slots, slotSize, counters);
+    } catch (IOException | RuntimeException e) {
+      Files.deleteIfExists(p);
+      throw e;
+    }
+  }
+
+  /**
+   * The server's side: maps the regular file at {@code path} (not through a symbolic link) when it
+   * has the size of {@code slots} slots of {@code slotSize} bytes and begins with {@code token};
+   * else an {@link IOException} saying what differs (another machine's or namespace's file system,
+   * or not the client's file). Counts as {@link #create} does.
+   */
+  public static ShmSlots attach(Path path, byte[] token, int slots, int slotSize, Counters counters) throws IOException {
+    check(slots, slotSize);
+    if (token.length != TOKEN) {
+      throw new IOException("a token of " + token.length + " bytes");
+    }
+    BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    if (!a.isRegularFile() || a.size() != fileSize(slots, slotSize)) {
+      throw new IOException(path + " is not a regular file of " + fileSize(slots, slotSize) + " bytes");
+    }
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, fileSize(slots, slotSize));
+      m.order(ByteOrder.nativeOrder());
+      byte[] there = new byte[TOKEN];
+      m.get(0, there);
+      if (!Arrays.equals(there, token) || m.getInt(COUNT_AT) != slots || m.getInt(SIZE_AT) != slotSize) {
+        throw new IOException(path + " is not the file this client made");
+      }
+      return new ShmSlots(path, m, token.clone(), slots, slotSize, counters);
+    }
+  }
+
+  public Path path() {
+    return path;
+  }
+
+  public byte[] token() {
+    return token.clone();
+  }
+
+  public int slots() {
+    return slots;
+  }
+
+  public int slotSize() {
+    return slotSize;
+  }
+
+  /** Removes the file (the mappings stay). */
+  public void unlink() {
+    try {
+      Files.deleteIfExists(path);
+    } catch (IOException e) {
+      // nothing more to do: it goes with /dev/shm at the latest
+    }
+  }
+
+  private int state(int slot) {
+    return (int) INT.getAcquire(map, STATES_AT + 4 * slot);
+  }
+
+  private void state(int slot, int v) {
+    INT.setRelease(map, STATES_AT + 4 * slot, v);
+  }
+
+  /**
+   * Sender: copies {@code payload}'s readable bytes into a free slot and returns its number, or -1
+   * when it does not fit or no slot is free (the payload is then left as it was).
+   */
+  public int put(ByteBuf payload) {
+    int n = payload.readableBytes();
+    int s = take(n);
+    if (s >= 0) {
+      payload.getBytes(payload.readerIndex(), slot(s, n));
+      handedOver(n);
+    }
+    return s;
+  }
+
+  /**
+   * Sender: takes a free slot for {@code length} bytes, the lowest numbered (so that a connection
+   * that needs few touches few pages); -1 when none is free or it does not fit. Fill it through
+   * {@link #slot}, then {@link #handedOver} it, or {@link #cancel} it.
+   */
+  public int take(int length) {
+    if (length <= slotSize) {
+      for (int s = 0; s < slots; s++) {
+        if (state(s) == 0) {
+          state(s, 1);
+          return s;
+        }
+      }
+    }
+    full.increment();
+    return -1;
+  }
+
+  /** Sender: the first {@code length} bytes of taken slot {@code s}, to fill. */
+  public ByteBuffer slot(int s, int length) {
+    return map.slice(PAGE + s * slotSize, length);
+  }
+
+  /** Sender: a slot of {@code length} bytes goes to the peer (counts it). */
+  public void handedOver(int length) {
+    sent.increment();
+    sentBytes.add(length);
+  }
+
+  /** Sender: gives back a slot it took and did not hand over. */
+  public void cancel(int s) {
+    state(s, 0);
+  }
+
+  /** Slots the receiver holds now (for tests and diagnostics). */
+  public int busy() {
+    int b = 0;
+    for (int i = 0; i < slots; i++) {
+      b += state(i);
+    }
+    return b;
+  }
+
+  /**
+   * Receiver: the first {@code length} bytes of slot {@code slot} as a buffer of their own; its
+   * release gives the slot back. A slot the sender did not fill, or a length past it, is a
+   * {@link MalformedMessageException}.
+   */
+  public ByteBuf received(int slot, int length) {
+    if (slot < 0 || slot >= slots || length < 0 || length > slotSize) {
+      throw new MalformedMessageException("shared memory slot " + slot + " of " + length + " bytes; there are " + slots
+          + " of " + slotSize);
+    }
+    if (state(slot) != 1) {
+      throw new MalformedMessageException("shared memory slot " + slot + " was not filled");
+    }
+    received.increment();
+    receivedBytes.add(length);
+    ByteBuffer b = map.slice(PAGE + slot * slotSize, length);
+    return new SlotBuf(UnpooledByteBufAllocator.DEFAULT, b, () -> state(slot, 0)).writerIndex(length);
+  }
+
+  /**
+   * A part of a payload that can put its bytes into a slot itself: a region of a datafile, which
+   * reads them there ({@code pread}) rather than being sent from the page cache.
+   */
+  public interface Fill {
+    /** Puts exactly {@code dst.remaining()} bytes into {@code dst}. */
+    void fill(ByteBuffer dst) throws IOException;
+  }
+
+  /** A slot's bytes; freeing it gives the slot back, not memory. */
+  private static final class SlotBuf extends UnpooledUnsafeDirectByteBuf {
+    private final Runnable freed;
+
+    SlotBuf(ByteBufAllocator alloc, ByteBuffer slot, Runnable freed) {
+      super(alloc, slot, slot.capacity());
+      this.freed = freed;
+    }
+
+    @Override
+    protected void deallocate() {
+      super.deallocate(); // lets go of the slice; the mapping is not this buffer's to free
+      freed.run();
+    }
+  }
+}

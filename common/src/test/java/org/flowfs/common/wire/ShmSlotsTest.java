@@ -1,0 +1,282 @@
+package org.flowfs.common.wire;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.DefaultFileRegion;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.DecoderException;
+import io.netty.util.ReferenceCounted;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.flowfs.common.Counters;
+import org.flowfs.common.Handle;
+import org.flowfs.common.wire.IoOp.FlowData;
+import org.flowfs.common.wire.IoOp.ReadResp;
+import org.flowfs.common.wire.IoOp.WriteReq;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Payloads handed over in shared memory: a frame names a slot instead of carrying the bytes, the
+ * peer's payload is the slot and its release gives the slot back; a payload that finds no slot,
+ * or is small, goes in the frame as before; a frame naming a slot the connection does not share,
+ * or one not filled, is refused as malformed. Encoder and decoder as the connections use them,
+ * the two sides mapping one file as a client and a server do.
+ */
+@ExtendWith(LeakCheck.class)
+class ShmSlotsTest {
+  private static final MessageRegistry REG = MessageRegistry.DEFAULT;
+  @TempDir
+  Path dir;
+  private final Counters sender = new Counters();
+  private final Counters receiver = new Counters();
+  private final Random random = new Random(7);
+
+  /** The client's slots and the server's mapping of the same file. */
+  private record Pair(ShmSlots out, ShmSlots in) {}
+
+  private Pair pair(int slots, int slotSize) throws IOException {
+    ShmSlots out = ShmSlots.create(dir, slots, slotSize, sender);
+    ShmSlots in = ShmSlots.attach(out.path(), out.token(), slots, slotSize, receiver);
+    return new Pair(out, in);
+  }
+
+  private static EmbeddedChannel encoder(ShmSlots out) {
+    EmbeddedChannel ch = new EmbeddedChannel(new FrameEncoder(REG));
+    ch.attr(ShmSlots.OUTBOUND).set(out);
+    return ch;
+  }
+
+  private static EmbeddedChannel decoder(ShmSlots in) {
+    FrameDecoder d = new FrameDecoder(REG, 1 << 20);
+    if (in != null) {
+      d.share(in);
+    }
+    return new EmbeddedChannel(d);
+  }
+
+  /** What the encoder wrote for one message, as one buffer. */
+  private static ByteBuf wire(EmbeddedChannel enc) {
+    CompositeByteBuf all = Unpooled.compositeBuffer();
+    Object o;
+    while ((o = enc.readOutbound()) != null) {
+      all.addComponent(true, (ByteBuf) o);
+    }
+    return all;
+  }
+
+  private byte[] bytes(int n) {
+    byte[] b = new byte[n];
+    random.nextBytes(b);
+    return b;
+  }
+
+  @Test
+  void payload_goesThroughASlot_andItsReleaseGivesTheSlotBack() throws IOException {
+    Pair p = pair(4, 256 * 1024);
+    byte[] data = bytes(200_000);
+    EmbeddedChannel enc = encoder(p.out());
+    enc.writeOutbound(Envelope.oneway(9, new FlowData(Unpooled.wrappedBuffer(data))));
+    ByteBuf frame = wire(enc);
+    assertTrue(frame.readableBytes() < 64, "the frame names the slot, " + frame.readableBytes() + " bytes");
+    assertEquals(1, p.out().busy());
+
+    EmbeddedChannel dec = decoder(p.in());
+    dec.writeInbound(frame);
+    Envelope env = dec.readInbound();
+    FlowData got = (FlowData) env.message();
+    assertEquals(9, env.id());
+    assertArrayEquals(data, ByteBufUtil.getBytes(got.payload()));
+    assertTrue(got.payload().hasMemoryAddress(), "the slot itself, where a direct write can go from");
+    assertEquals(0, got.payload().memoryAddress() % ShmSlots.PAGE, "page aligned");
+    assertEquals(1, p.out().busy(), "held while the receiver holds the payload");
+    got.release();
+    assertEquals(0, p.out().busy());
+    assertEquals(1, sender.get("shm.sent"));
+    assertEquals(200_000, sender.get("shm.sent-bytes"));
+    assertEquals(1, receiver.get("shm.received"));
+    assertEquals(200_000, receiver.get("shm.received-bytes"));
+  }
+
+  @Test
+  void requestsAndAnswersWithPayloads_keepTheirOtherFields() throws IOException {
+    Pair p = pair(2, 64 * 1024);
+    byte[] data = bytes(40_000);
+    EmbeddedChannel enc = encoder(p.out());
+    EmbeddedChannel dec = decoder(p.in());
+    enc.writeOutbound(Envelope.request(3, new WriteReq(Handle.of(1, 77), 1L << 33, Unpooled.wrappedBuffer(data))));
+    dec.writeInbound(wire(enc));
+    Envelope env = dec.readInbound();
+    WriteReq w = (WriteReq) env.message();
+    assertEquals(Envelope.Kind.REQUEST, env.kind());
+    assertEquals(Handle.of(1, 77), w.handle());
+    assertEquals(1L << 33, w.offset());
+    assertArrayEquals(data, ByteBufUtil.getBytes(w.payload()));
+    w.release();
+
+    enc.writeOutbound(Envelope.response(4, new ReadResp(Unpooled.wrappedBuffer(data))));
+    dec.writeInbound(wire(enc));
+    ReadResp r = (ReadResp) ((Envelope) dec.readInbound()).message();
+    assertArrayEquals(data, ByteBufUtil.getBytes(r.payload()));
+    r.release();
+    assertEquals(0, p.out().busy());
+  }
+
+  @Test
+  void noFreeSlot_tooLarge_orSmall_goesInTheFrame() throws IOException {
+    Pair p = pair(1, 64 * 1024);
+    EmbeddedChannel enc = encoder(p.out());
+    EmbeddedChannel dec = decoder(p.in());
+    byte[] first = bytes(50_000);
+    byte[] second = bytes(50_000);
+    byte[] large = bytes(100_000);
+    byte[] small = bytes(ShmSlots.MIN_PAYLOAD - 1);
+    List<ByteBuf> frames = new ArrayList<>();
+    for (byte[] b : List.of(first, second, large, small)) {
+      enc.writeOutbound(Envelope.oneway(1, new FlowData(Unpooled.wrappedBuffer(b))));
+      frames.add(wire(enc));
+    }
+    assertTrue(frames.get(0).readableBytes() < 64);
+    assertTrue(frames.get(1).readableBytes() > 50_000, "the one slot is taken: the bytes go in the frame");
+    assertTrue(frames.get(2).readableBytes() > 100_000);
+    assertTrue(frames.get(3).readableBytes() > small.length);
+    assertEquals(2, sender.get("shm.full"));
+    for (int i = 0; i < 4; i++) {
+      dec.writeInbound(frames.get(i));
+      FlowData d = (FlowData) ((Envelope) dec.readInbound()).message();
+      assertArrayEquals(List.of(first, second, large, small).get(i), ByteBufUtil.getBytes(d.payload()));
+      d.release();
+    }
+    assertEquals(0, p.out().busy());
+  }
+
+  @Test
+  void datafileRegions_fillTheSlotThemselves() throws IOException {
+    Pair p = pair(2, 256 * 1024);
+    byte[] file = bytes(300_000);
+    Path f = dir.resolve("datafile");
+    Files.write(f, file);
+    byte[] head = bytes(1000);
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+      List<ReferenceCounted> parts = List.of(Unpooled.wrappedBuffer(head), new Region(ch, 4096, 100_000),
+          Unpooled.buffer(5000).writeZero(5000));
+      EmbeddedChannel enc = encoder(p.out());
+      enc.writeOutbound(new FileFlowData(5, parts, 106_000));
+      ByteBuf frame = wire(enc);
+      assertTrue(frame.readableBytes() < 64);
+      parts.forEach(x -> assertEquals(0, x.refCnt(), "the parts are consumed"));
+      EmbeddedChannel dec = decoder(p.in());
+      dec.writeInbound(frame);
+      Envelope env = dec.readInbound();
+      FlowData d = (FlowData) env.message();
+      assertEquals(5, env.id());
+      ByteBuffer want = ByteBuffer.allocate(106_000).put(head).put(file, 4096, 100_000).put(new byte[5000]);
+      assertArrayEquals(want.array(), ByteBufUtil.getBytes(d.payload()));
+      d.release();
+    }
+  }
+
+  @Test
+  void aRegionThatCannotFill_goesOverTheSocket() throws IOException {
+    Pair p = pair(2, 256 * 1024);
+    Path f = dir.resolve("short");
+    Files.write(f, bytes(50_000));
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+      Region past = new Region(ch, 40_000, 20_000); // ends past the file
+      EmbeddedChannel enc = encoder(p.out());
+      enc.writeOutbound(new FileFlowData(5, List.of(past), 20_000));
+      Object first = enc.readOutbound();
+      assertInstanceOf(ByteBuf.class, first, "the frame's header, then the region as it is");
+      assertEquals(0, p.out().busy(), "the slot taken for it is given back");
+      ((ByteBuf) first).release();
+      Object region = enc.readOutbound();
+      assertInstanceOf(Region.class, region);
+      ((ReferenceCounted) region).release();
+    }
+  }
+
+  @Test
+  void frameNamingASlot_withoutSharedMemory_orNotFilled_isMalformed() throws IOException {
+    Pair p = pair(2, 64 * 1024);
+    EmbeddedChannel enc = encoder(p.out());
+    enc.writeOutbound(Envelope.oneway(1, new FlowData(Unpooled.wrappedBuffer(bytes(20_000)))));
+    ByteBuf frame = wire(enc);
+    ByteBuf copy = frame.copy();
+    ByteBuf forged = frame.copy();
+    // a connection that shares no memory
+    EmbeddedChannel plain = decoder(null);
+    DecoderException e = assertThrows(DecoderException.class, () -> plain.writeInbound(frame));
+    assertInstanceOf(MalformedMessageException.class, e.getCause());
+    assertNull(plain.readInbound());
+    // a slot number past the slots
+    forged.setInt(forged.writerIndex() - 4, 99);
+    EmbeddedChannel dec = decoder(p.in());
+    e = assertThrows(DecoderException.class, () -> dec.writeInbound(forged));
+    assertTrue(e.getCause().getMessage().contains("slot 99"), e.getCause().getMessage());
+    // a slot the sender did not fill (slot 0 given back already)
+    p.out().cancel(0);
+    EmbeddedChannel dec2 = decoder(p.in());
+    e = assertThrows(DecoderException.class, () -> dec2.writeInbound(copy));
+    assertTrue(e.getCause().getMessage().contains("not filled"), e.getCause().getMessage());
+  }
+
+  @Test
+  void attach_refusesAnotherFile() throws IOException {
+    ShmSlots out = ShmSlots.create(dir, 2, 64 * 1024, sender);
+    byte[] wrong = out.token();
+    wrong[0] ^= 1;
+    assertThrows(IOException.class, () -> ShmSlots.attach(out.path(), wrong, 2, 64 * 1024, receiver));
+    assertThrows(IOException.class, () -> ShmSlots.attach(out.path(), out.token(), 3, 64 * 1024, receiver), "size");
+    Path link = dir.resolve("link");
+    Files.createSymbolicLink(link, out.path());
+    assertThrows(IOException.class, () -> ShmSlots.attach(link, out.token(), 2, 64 * 1024, receiver), "symbolic link");
+    assertThrows(IOException.class, () -> ShmSlots.attach(dir.resolve("none"), out.token(), 2, 64 * 1024, receiver));
+    assertThrows(IllegalArgumentException.class, () -> ShmSlots.attach(out.path(), out.token(), 2, 1000, receiver));
+    out.unlink();
+    assertFalse(Files.exists(out.path()));
+  }
+
+  /** A datafile region as the I/O server's: it fills a slot by reading the file. */
+  private static final class Region extends DefaultFileRegion implements ShmSlots.Fill {
+    private final FileChannel ch;
+
+    Region(FileChannel ch, long position, long count) {
+      super(ch, position, count);
+      this.ch = ch;
+    }
+
+    @Override
+    public void fill(ByteBuffer dst) throws IOException {
+      long at = position();
+      while (dst.hasRemaining()) {
+        if (ch.read(dst, at) < 0) {
+          throw new java.io.EOFException();
+        }
+        at = position() + dst.position();
+      }
+    }
+
+    @Override
+    protected void deallocate() {
+      // the test closes the channel
+    }
+  }
+}

@@ -1,0 +1,88 @@
+package org.flowfs.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A mount on the I/O servers' machine hands bulk payloads over in shared memory (ShmSlots): a
+ * write flow's buffers to the servers, a read flow's back; the bytes come back as written, cold,
+ * through real tools, with the servers in this JVM and as separate processes; the files in
+ * {@code /dev/shm} are gone once mapped; {@code client.shared-memory = false} sends it all over
+ * the socket, as before.
+ */
+class SharedMemoryTest {
+  private static final String IO = "head -c 24000000 /dev/urandom > data.src && dd if=data.src of=big bs=1M conv=fsync status=none"
+      + " && head -c 40000 /dev/urandom > small.src && cp small.src small"
+      + " && echo 3 > /proc/sys/vm/drop_caches && cmp data.src big && cmp small.src small"
+      + " && dd if=big of=/dev/null bs=4k skip=777 count=1000 status=none && rm data.src small.src";
+
+  private static long servers(EmbeddedDeployment fs, String counter) {
+    long sum = 0;
+    for (int i = 0; i < fs.ioServers(); i++) {
+      sum += fs.cluster().io(i).counters().get(counter);
+    }
+    return sum;
+  }
+
+  /** The shared-memory files this machine has now, by name. */
+  private static long shmFiles() throws Exception {
+    try (Stream<Path> s = Files.list(Path.of("/dev/shm"))) {
+      return s.filter(p -> p.getFileName().toString().startsWith("flowfs-")).count();
+    }
+  }
+
+  @Test
+  void embedded_bulkBytesGoThroughSharedMemory(@TempDir Path tmp) throws Exception {
+    try (EmbeddedDeployment fs = new EmbeddedDeployment(tmp, 4, "layout.head-bytes = 0\n")) {
+      Path m = fs.mountPoint();
+      Sh.ok(m, IO);
+      String why = fs.counters("shm.");
+      assertTrue(fs.counter("shm.attached") >= 8, "both directions of every connection: " + why);
+      assertTrue(fs.counter("shm.sent-bytes") >= 20_000_000, "the written bytes went through slots: " + why);
+      assertTrue(fs.counter("shm.received-bytes") >= 20_000_000, "and the read ones came back in slots: " + why);
+      assertEquals(fs.counter("shm.sent-bytes"), servers(fs, "shm.received-bytes"), "what the servers took");
+      assertEquals(fs.counter("shm.received-bytes"), servers(fs, "shm.sent-bytes"), "what they sent");
+      assertEquals(0, servers(fs, "shm.refused"));
+      for (int i = 0; i < 50 && shmFiles() > 0; i++) {
+        Thread.sleep(100); // a connection made last may still be attaching
+      }
+      assertEquals(0, shmFiles(), "the files are unlinked once mapped");
+    }
+  }
+
+  @Test
+  void turnedOff_everythingGoesOverTheSocket(@TempDir Path tmp) throws Exception {
+    try (EmbeddedDeployment fs = new EmbeddedDeployment(tmp, 2, "layout.head-bytes = 0\nclient.shared-memory = false\n")) {
+      Sh.ok(fs.mountPoint(), IO);
+      assertEquals(0, fs.counter("shm.attached"));
+      assertEquals(0, fs.counter("shm.sent") + fs.counter("shm.received"));
+      assertEquals(0, servers(fs, "shm.attached"));
+      assertTrue(fs.counter("path.flow.ops") > 0);
+    }
+  }
+
+  @Test
+  void processes_bulkBytesGoThroughSharedMemory(@TempDir Path tmp) throws Exception {
+    try (ProcessDeployment fs = new ProcessDeployment(tmp, 2, "layout.head-bytes = 0\n")) {
+      Path m = fs.mountPoint();
+      Sh.ok(m, IO);
+      String stats = Sh.ok(m, "getfattr -n flowfs.stats --only-values .");
+      assertTrue(counter(stats, "shm.sent-bytes") >= 20_000_000, stats);
+      assertTrue(counter(stats, "shm.received-bytes") >= 20_000_000, stats);
+      assertEquals(0, counter(stats, "shm.refused"), stats);
+    }
+  }
+
+  private static long counter(String json, String name) {
+    Matcher x = Pattern.compile("\"" + Pattern.quote(name) + "\"\\s*:\\s*(\\d+)").matcher(json);
+    return x.find() ? Long.parseLong(x.group(1)) : 0;
+  }
+}
