@@ -167,6 +167,7 @@ public final class IoServer implements AutoCloseable {
         counters.increment("shm.refused");
         throw new FsException(Errno.ENOTSUP, "cannot share memory with " + ctx.peer() + ": " + e.getMessage());
       }
+      ctx.channel().closeFuture().addListener(f -> slots.close());
       if (q.toClient()) {
         ctx.channel().attr(ShmSlots.OUTBOUND).set(slots);
       } else {

@@ -32,6 +32,8 @@ public final class ShmOffer {
    * a connection touches (and keeps resident) only as many as it has in use at once.
    */
   static final int SLOTS = 32;
+  /** The most bytes of slots per connection and direction, for larger flow buffers (at least 4 slots). */
+  static final int MOST_BYTES = 8 << 20;
   private static final AtomicBoolean REPORTED = new AtomicBoolean();
 
   private ShmOffer() {}
@@ -52,21 +54,23 @@ public final class ShmOffer {
 
   private static void offer(RpcClient.Conduit c, String peer, int slotSize, Counters counters) {
     // the server's direction first: its slots are this connection's before the server may use them
-    ShmSlots in = make(peer, slotSize, counters);
+    ShmSlots in = make(c, peer, slotSize, counters);
     if (in == null) {
       return;
     }
     c.channel().pipeline().get(FrameDecoder.class).share(in);
     attach(c, peer, in, true, counters);
-    ShmSlots out = make(peer, slotSize, counters);
+    ShmSlots out = make(c, peer, slotSize, counters);
     if (out != null) {
       attach(c, peer, out, false, counters);
     }
   }
 
-  private static ShmSlots make(String peer, int slotSize, Counters counters) {
+  private static ShmSlots make(RpcClient.Conduit c, String peer, int slotSize, Counters counters) {
     try {
-      return ShmSlots.create(DIR, SLOTS, slotSize, counters);
+      ShmSlots s = ShmSlots.create(DIR, slots(slotSize), slotSize, counters);
+      c.channel().closeFuture().addListener(f -> s.close());
+      return s;
     } catch (IOException | RuntimeException e) {
       report("cannot make shared memory for " + peer + " in " + DIR + " (" + e + "); payloads go over the socket");
       return null;
@@ -83,12 +87,18 @@ public final class ShmOffer {
     }).whenComplete((ok, e) -> {
       slots.unlink();
       if (e != null) {
+        c.channel().eventLoop().execute(slots::close); // the server never uses it
         counters.increment("shm.refused");
         report(peer + " does not share memory with this client (" + e.getMessage() + "); payloads go over the socket");
       } else {
         counters.increment("shm.attached");
       }
     });
+  }
+
+  /** Slots of {@code slotSize} bytes per connection and direction. */
+  static int slots(int slotSize) {
+    return Math.max(4, Math.min(SLOTS, MOST_BYTES / slotSize));
   }
 
   private static void report(String why) {

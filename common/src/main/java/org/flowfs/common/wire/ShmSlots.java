@@ -21,6 +21,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.flowfs.common.Counters;
 
@@ -43,7 +44,7 @@ import org.flowfs.common.Counters;
  * the client made for that direction.
  *
  * <p>The client unlinks the file once the server mapped it: the mappings are all that is left,
- * and they go with the last buffer over them. The sender side is used from one thread (the
+ * and each side unmaps its own when the connection closed and the last buffer over it is released. The sender side is used from one thread (the
  * connection's event loop); the receiver side's releases come from any thread.
  */
 public final class ShmSlots {
@@ -73,6 +74,13 @@ public final class ShmSlots {
   private final LongAdder full;
   private final LongAdder received;
   private final LongAdder receivedBytes;
+  /**
+   * Who uses the mapping: 1 for the connection until {@link #close}, and 1 for each payload
+   * buffer over a slot; at 0 it is unmapped (no longer counted in either process's memory), which
+   * a garbage collection might otherwise do much later.
+   */
+  private final AtomicInteger holds = new AtomicInteger(1);
+  private volatile boolean closed;
 
   private ShmSlots(Path path, MappedByteBuffer map, byte[] token, int slots, int slotSize, Counters counters) {
     this.sent = counters.counter("shm.sent");
@@ -197,13 +205,43 @@ public final class ShmSlots {
     return s;
   }
 
+  /** Takes a hold on the mapping; false once it is gone. */
+  private boolean enter() {
+    for (;;) {
+      int h = holds.get();
+      if (h == 0) {
+        return false;
+      }
+      if (holds.compareAndSet(h, h + 1)) {
+        return true;
+      }
+    }
+  }
+
+  private void exit() {
+    if (holds.decrementAndGet() == 0) {
+      io.netty.util.internal.PlatformDependent.freeDirectBuffer(map); // unmaps
+    }
+  }
+
+  /**
+   * The connection is gone: no slot is taken or handed out from now on, and the mapping goes once
+   * the last payload over it is released. Call on the connection's event loop, which also sends.
+   */
+  public void close() {
+    if (!closed) {
+      closed = true;
+      exit();
+    }
+  }
+
   /**
    * Sender: takes a free slot for {@code length} bytes, the lowest numbered (so that a connection
    * that needs few touches few pages); -1 when none is free or it does not fit. Fill it through
    * {@link #slot}, then {@link #handedOver} it, or {@link #cancel} it.
    */
   public int take(int length) {
-    if (length <= slotSize) {
+    if (length <= slotSize && !closed) {
       for (int s = 0; s < slots; s++) {
         if (state(s) == 0) {
           state(s, 1);
@@ -228,16 +266,30 @@ public final class ShmSlots {
 
   /** Sender: gives back a slot it took and did not hand over. */
   public void cancel(int s) {
-    state(s, 0);
+    if (!closed) {
+      state(s, 0);
+    }
   }
 
   /** Slots the receiver holds now (for tests and diagnostics). */
   public int busy() {
-    int b = 0;
-    for (int i = 0; i < slots; i++) {
-      b += state(i);
+    if (!enter()) {
+      return 0;
     }
-    return b;
+    try {
+      int b = 0;
+      for (int i = 0; i < slots; i++) {
+        b += state(i);
+      }
+      return b;
+    } finally {
+      exit();
+    }
+  }
+
+  /** Whether the mapping is still there (for tests). */
+  public boolean mapped() {
+    return holds.get() > 0;
   }
 
   /**
@@ -250,13 +302,20 @@ public final class ShmSlots {
       throw new MalformedMessageException("shared memory slot " + slot + " of " + length + " bytes; there are " + slots
           + " of " + slotSize);
     }
+    if (!enter()) {
+      throw new MalformedMessageException("shared memory slot " + slot + " named after the connection closed");
+    }
     if (state(slot) != 1) {
+      exit();
       throw new MalformedMessageException("shared memory slot " + slot + " was not filled");
     }
     received.increment();
     receivedBytes.add(length);
     ByteBuffer b = map.slice(PAGE + slot * slotSize, length);
-    return new SlotBuf(UnpooledByteBufAllocator.DEFAULT, b, () -> state(slot, 0)).writerIndex(length);
+    return new SlotBuf(UnpooledByteBufAllocator.DEFAULT, b, () -> {
+      state(slot, 0);
+      exit();
+    }).writerIndex(length);
   }
 
   /**

@@ -239,6 +239,47 @@ class ShmSlotsTest {
   }
 
   @Test
+  void closed_takesNoSlot_andUnmapsAfterTheLastPayload() throws IOException {
+    Pair p = pair(2, 64 * 1024);
+    byte[] data = bytes(30_000);
+    EmbeddedChannel enc = encoder(p.out());
+    enc.writeOutbound(Envelope.oneway(1, new FlowData(Unpooled.wrappedBuffer(data))));
+    EmbeddedChannel dec = decoder(p.in());
+    dec.writeInbound(wire(enc));
+    FlowData held = (FlowData) ((Envelope) dec.readInbound()).message();
+
+    p.in().close(); // the server's connection went: the payload it holds keeps the mapping
+    assertTrue(p.in().mapped());
+    assertArrayEquals(data, ByteBufUtil.getBytes(held.payload()));
+    held.release();
+    assertFalse(p.in().mapped(), "unmapped with the last payload");
+
+    p.out().close(); // the client's: nothing more goes through a slot
+    assertFalse(p.out().mapped());
+    assertEquals(-1, p.out().take(100));
+    enc.writeOutbound(Envelope.oneway(2, new FlowData(Unpooled.wrappedBuffer(data))));
+    ByteBuf frame = wire(enc);
+    assertTrue(frame.readableBytes() > data.length, "in the frame");
+    EmbeddedChannel plain = decoder(null);
+    plain.writeInbound(frame);
+    FlowData d = (FlowData) ((Envelope) plain.readInbound()).message();
+    assertArrayEquals(data, ByteBufUtil.getBytes(d.payload()));
+    d.release();
+  }
+
+  @Test
+  void frameNamingASlot_afterClose_isMalformed() throws IOException {
+    Pair p = pair(2, 64 * 1024);
+    EmbeddedChannel enc = encoder(p.out());
+    enc.writeOutbound(Envelope.oneway(1, new FlowData(Unpooled.wrappedBuffer(bytes(20_000)))));
+    ByteBuf frame = wire(enc);
+    EmbeddedChannel dec = decoder(p.in());
+    p.in().close();
+    DecoderException e = assertThrows(DecoderException.class, () -> dec.writeInbound(frame));
+    assertTrue(e.getCause().getMessage().contains("closed"), e.getCause().getMessage());
+  }
+
+  @Test
   void attach_refusesAnotherFile() throws IOException {
     ShmSlots out = ShmSlots.create(dir, 2, 64 * 1024, sender);
     byte[] wrong = out.token();
