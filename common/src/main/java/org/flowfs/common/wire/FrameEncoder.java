@@ -6,8 +6,11 @@ import io.netty.channel.ChannelHandler.Sharable;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
+import io.netty.channel.FileRegion;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.ReferenceCounted;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 
 /**
  * Writes {@link Envelope}s as frames. A payload is not copied: the frame's fields go out in one
@@ -88,11 +91,7 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
       return false;
     }
     f.payload().release();
-    ByteBuf h = f.header();
-    int kindAt = Frames.LENGTH_FIELD + 1;
-    h.setByte(kindAt, h.getByte(kindAt) | Frames.SHM_PAYLOAD);
-    h.writeInt(slot);
-    h.setInt(0, h.readableBytes() - Frames.LENGTH_FIELD);
+    inSlot(f.header(), slot);
     return true;
   }
 
@@ -118,30 +117,32 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
    */
   private boolean partsInSlot(ChannelHandlerContext ctx, FileFlowData d, ChannelPromise promise) {
     ShmSlots slots = ctx.channel().attr(ShmSlots.OUTBOUND).get();
-    if (slots == null || d.parts().stream().anyMatch(p -> !(p instanceof ByteBuf) && !(p instanceof ShmSlots.Fill))) {
+    if (slots == null) {
       return false;
+    }
+    for (ReferenceCounted p : d.parts()) {
+      if (!(p instanceof ByteBuf) && !(p instanceof ShmSlots.Fill)) {
+        return false;
+      }
     }
     int n = (int) d.length();
     int slot = slots.take(n);
     if (slot < 0) {
       return false;
     }
-    java.nio.ByteBuffer dst = slots.slot(slot, n);
+    ByteBuffer dst = slots.slot(slot, n);
     try {
       for (ReferenceCounted p : d.parts()) {
+        int len = p instanceof ByteBuf b ? b.readableBytes() : (int) ((FileRegion) p).count();
+        ByteBuffer part = dst.slice(dst.position(), len);
         if (p instanceof ByteBuf b) {
-          int len = b.readableBytes();
-          b.getBytes(b.readerIndex(), dst.slice(dst.position(), len));
-          dst.position(dst.position() + len);
+          b.getBytes(b.readerIndex(), part);
         } else {
-          ShmSlots.Fill f = (ShmSlots.Fill) p;
-          int len = (int) ((io.netty.channel.FileRegion) p).count();
-          java.nio.ByteBuffer part = dst.slice(dst.position(), len);
-          f.fill(part);
-          dst.position(dst.position() + len);
+          ((ShmSlots.Fill) p).fill(part);
         }
+        dst.position(dst.position() + len);
       }
-    } catch (java.io.IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException e) {
       slots.cancel(slot); // the parts go over the socket as they are: their own errors, if any, as before
       LOG.debug("a datafile region did not fill a shared-memory slot: {}", e.toString());
       return false;
@@ -153,12 +154,18 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
     slots.handedOver(n);
     d.release();
     ByteBuf header = head(ctx.alloc(), Frames.HEADER + 12, Envelope.Kind.ONEWAY, registry.idOf(IoOp.FlowData.class), d.tag());
-    header.setByte(Frames.LENGTH_FIELD + 1, Envelope.Kind.ONEWAY.ordinal() | Frames.SHM_PAYLOAD);
     header.writeInt(n); // FlowData's one field: its payload's length
+    ctx.write(inSlot(header, slot), promise);
+    return true;
+  }
+
+  /** Turns a frame's header, its fields written, into that of a frame whose payload is in {@code slot}. */
+  private static ByteBuf inSlot(ByteBuf header, int slot) {
+    int kindAt = Frames.LENGTH_FIELD + 1;
+    header.setByte(kindAt, header.getByte(kindAt) | Frames.SHM_PAYLOAD);
     header.writeInt(slot);
     header.setInt(0, header.readableBytes() - Frames.LENGTH_FIELD);
-    ctx.write(header, promise);
-    return true;
+    return header;
   }
 
   /** A frame's start: the length field (set once the frame is complete), version, kind, type, id. */
