@@ -77,6 +77,11 @@ check "ioserver 2 still holds its part of the file" \
 check "kill -9 of the mount's client" systemctl kill -s KILL flowfs-mount
 check "systemd restarts it and the mount is back" until_ok 60 new_client "$mount_pid"
 check "the files read back through the new client" bash -c 'cmp /root/ref1 /mnt/flowfs/file1 && cmp /root/ref2 /mnt/flowfs/file2'
+# the mount (root) and the I/O servers (user flowfs) on one machine: the servers make the files of
+# shared memory the mount maps, and the files' bytes (read cold by the new client) came through them
+check "the mount shares memory with the I/O servers" bash -c 'getfattr -n flowfs.stats --only-values /mnt/flowfs > /tmp/shm.json &&
+  grep -Eq "\"shm.received-bytes\": *[1-9][0-9]{6}" /tmp/shm.json && grep -Eq "\"shm.attached\": *[1-9]" /tmp/shm.json &&
+  ! grep -Eq "\"shm.refused\": *[1-9]" /tmp/shm.json'
 
 check "flowfs setstripe" bash -c 'mkdir -p /mnt/flowfs/wide && flowfs setstripe /mnt/flowfs/wide --strip-size 1MiB --servers 2'
 check "a new file in that directory follows it" bash -c 'cp /root/ref2 /mnt/flowfs/wide/f &&

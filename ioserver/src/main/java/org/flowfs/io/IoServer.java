@@ -26,10 +26,7 @@ import org.flowfs.common.wire.CommonOp.PingReq;
 import org.flowfs.common.wire.CommonOp.PingResp;
 import org.flowfs.common.wire.CommonOp.StatsReq;
 import org.flowfs.common.wire.CommonOp.StatsResp;
-import org.flowfs.common.wire.FrameDecoder;
 import org.flowfs.common.wire.Frames;
-import org.flowfs.common.wire.IoOp.ShmAttachReq;
-import org.flowfs.common.wire.ShmSlots;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -156,26 +153,8 @@ public final class IoServer implements AutoCloseable {
     t.async(StatsReq.class, Access.READ_ONLY, (q, ctx) ->
         CompletableFuture.completedFuture(new StatsResp("ioserver", id, counters.snapshot())));
     t.blocking(PrecreateReq.class, Access.MODIFY, pool, (q, ctx) -> new HandlesResp(allocator.allocate(q.count())));
-    // a client on this machine shares memory for the payloads of one direction (ShmSlots): mapped
-    // here, on the connection's event loop (a file of a few MiB in a tmpfs: no disk), before the
-    // answer, so that the client's first frame that names a slot finds it
-    t.async(ShmAttachReq.class, Access.READ_ONLY, (q, ctx) -> {
-      ShmSlots slots;
-      try {
-        slots = ShmSlots.attach(java.nio.file.Path.of(q.path()), q.token(), q.slots(), q.slotSize(), counters);
-      } catch (IOException | RuntimeException e) {
-        counters.increment("shm.refused");
-        throw new FsException(Errno.ENOTSUP, "cannot share memory with " + ctx.peer() + ": " + e.getMessage());
-      }
-      ctx.channel().closeFuture().addListener(f -> slots.close());
-      if (q.toClient()) {
-        ctx.channel().attr(ShmSlots.OUTBOUND).set(slots);
-      } else {
-        ctx.channel().pipeline().get(FrameDecoder.class).share(slots);
-      }
-      counters.increment("shm.attached");
-      return CompletableFuture.completedFuture(OkResp.INSTANCE);
-    });
+    // a client on this machine shares memory for the payloads of each direction (ShmSlots)
+    new ShmHost(counters).register(t);
     // the short write: the data rides in the request
     t.blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
       try {

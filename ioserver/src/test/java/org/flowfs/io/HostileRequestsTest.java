@@ -36,6 +36,9 @@ import org.flowfs.common.wire.IoOp.FlowReq;
 import org.flowfs.common.wire.IoOp.PrecreateReq;
 import org.flowfs.common.wire.IoOp.ReadReq;
 import org.flowfs.common.wire.IoOp.ReadResp;
+import org.flowfs.common.wire.IoOp.ShmAttachReq;
+import org.flowfs.common.wire.IoOp.ShmMadeResp;
+import org.flowfs.common.wire.IoOp.ShmMakeReq;
 import org.flowfs.common.wire.IoOp.SizesReq;
 import org.flowfs.common.wire.IoOp.SyncReq;
 import org.flowfs.common.wire.IoOp.TruncateReq;
@@ -335,6 +338,33 @@ class HostileRequestsTest {
         Thread.sleep(100);
       }
     }
+  }
+
+  /**
+   * Files of shared memory a connection has this server make: at most one per direction, of sizes
+   * the server would map, and none left once the connection is gone, attached or not.
+   */
+  @Test
+  void sharedMemory_madeHere_isBoundedPerConnection_andGoesWithIt() throws Exception {
+    RpcClient.Conduit c = client.conduit().get(5, TimeUnit.SECONDS);
+    assertEquals(Errno.EINVAL, failure(c.call(new ShmMakeReq(4, 1000))).errno(), "not a multiple of the page");
+    assertEquals(Errno.EINVAL, failure(c.call(new ShmMakeReq(1_000_000, 4096))).errno(), "too many slots");
+    List<Path> made = new ArrayList<>();
+    for (int i = 0; i < ShmHost.MOST_MADE; i++) {
+      ShmMadeResp r = c.call(new ShmMakeReq(4, 65536)).get(5, TimeUnit.SECONDS);
+      made.add(Path.of(r.path()));
+      assertTrue(Files.isRegularFile(made.get(i)), r.path());
+    }
+    FsException e = failure(c.call(new ShmMakeReq(4, 65536)));
+    assertEquals(Errno.EBUSY, e.errno(), e.getMessage());
+    // a file that is not the one the server made, by token: refused, and the connection goes on
+    assertEquals(Errno.ENOTSUP, failure(c.call(new ShmAttachReq(made.get(0).toString(), new byte[16], 4, 65536, true))).errno());
+    client.close();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (made.stream().anyMatch(Files::exists) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertTrue(made.stream().noneMatch(Files::exists), "the files went with the connection: " + made);
   }
 
   private static FsException failure(CompletableFuture<?> f) {

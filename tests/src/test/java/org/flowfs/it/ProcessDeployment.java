@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipalLookupService;
 import java.util.ArrayList;
 import java.util.List;
 import org.flowfs.cli.EmbeddedCluster;
@@ -22,6 +24,9 @@ final class ProcessDeployment implements Deployment {
   private final Path conf;
   private final int ioServers;
   private final FlowFsConfig config;
+  /** The user the I/O servers run as (null: this process's), and the classpath they may read. */
+  private final String ioUser;
+  private final String ioClasspath;
   private ServerProcess meta;
   private final List<ServerProcess> io = new ArrayList<>();
   private ServerProcess mount;
@@ -32,6 +37,15 @@ final class ProcessDeployment implements Deployment {
 
   /** With {@code extraConfig} lines appended to the generated config. */
   ProcessDeployment(Path root, int ioServers, String extraConfig) throws Exception {
+    this(root, ioServers, extraConfig, null);
+  }
+
+  /**
+   * With the I/O servers run as {@code ioUser} (this process must be root), as the shipped units
+   * run them as their own user while the mount runs as root: their directories are that user's.
+   */
+  ProcessDeployment(Path root, int ioServers, String extraConfig, String ioUser) throws Exception {
+    this.ioUser = ioUser;
     this.data = root.resolve("data");
     this.mnt = root.resolve("mnt");
     this.ioServers = ioServers;
@@ -42,6 +56,19 @@ final class ProcessDeployment implements Deployment {
     String text = EmbeddedCluster.configText(data, ioServers, LoopbackPorts.block(ioServers + 1));
     Files.writeString(conf, text + extraConfig);
     this.config = FlowFsConfig.load(conf);
+    if (ioUser != null) {
+      ioClasspath = ServerProcess.readableClasspath(root.resolve("classpath"));
+      UserPrincipalLookupService users = root.getFileSystem().getUserPrincipalLookupService();
+      for (Path p : List.of(root, data)) {
+        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+      }
+      for (int i = 0; i < ioServers; i++) {
+        Path dir = Files.createDirectories(config.ioServer(i).dir());
+        Files.setOwner(dir, users.lookupPrincipalByName(ioUser));
+      }
+    } else {
+      ioClasspath = null;
+    }
     Reaper.track(this);
     start();
   }
@@ -54,7 +81,7 @@ final class ProcessDeployment implements Deployment {
   public void start() throws Exception {
     Path logs = data.resolve("logs");
     for (int i = 0; i < ioServers; i++) {
-      io.add(ServerProcess.start("ioserver " + i, logs, List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i))));
+      io.add(startIo(i));
     }
     for (int i = 0; i < ioServers; i++) {
       InetSocketAddress a = config.ioServer(i).address();
@@ -80,11 +107,17 @@ final class ProcessDeployment implements Deployment {
 
   /** Starts I/O server {@code i} again (after it stopped or was killed). */
   void restartIo(int i) throws IOException {
-    ServerProcess p = ServerProcess.start("ioserver " + i, data.resolve("logs"),
-        List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i)));
+    ServerProcess p = startIo(i);
     io.set(i, p);
     InetSocketAddress a = config.ioServer(i).address();
     p.awaitReady(() -> ServerProcess.listening(a), 60);
+  }
+
+  private ServerProcess startIo(int i) throws IOException {
+    List<String> args = List.of("ioserver", "--config", conf.toString(), "--id", String.valueOf(i));
+    Path logs = data.resolve("logs");
+    return ioUser == null ? ServerProcess.start("ioserver " + i, logs, args)
+        : ServerProcess.startAs(ioUser, ioClasspath, "ioserver " + i, logs, args);
   }
 
   ServerProcess mount() {

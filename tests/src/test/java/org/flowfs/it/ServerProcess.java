@@ -5,9 +5,12 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
 
 /**
  * One {@code flowfs} role run as its own process, the way a systemd unit runs it: the same main
@@ -40,11 +43,59 @@ final class ServerProcess {
   }
 
   static ServerProcess start(String name, Path logDir, List<String> args) throws IOException {
+    return launch(name, logDir, command(args));
+  }
+
+  private static ServerProcess launch(String name, Path logDir, List<String> command) throws IOException {
     Files.createDirectories(logDir);
     Path log = logDir.resolve(name.replace(' ', '-') + ".log");
-    Process p = new ProcessBuilder(command(args)).redirectErrorStream(true)
+    Process p = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
     return new ServerProcess(name, log, p);
+  }
+
+  /**
+   * As {@link #start}, but the process runs as {@code user} (this one must be root), as a unit's
+   * {@code User=} runs it, with the classpath {@code classpath} (see {@link #readableClasspath}).
+   */
+  static ServerProcess startAs(String user, String classpath, String name, Path logDir, List<String> args) throws IOException {
+    String group = Sh.ok(Path.of("/"), "id -gn '" + user + "'").strip();
+    List<String> cmd = new ArrayList<>(List.of("setpriv", "--reuid=" + user, "--regid=" + group, "--clear-groups", "--"));
+    List<String> java = command(args);
+    int cp = java.indexOf("-cp");
+    cmd.addAll(java.subList(0, cp + 1));
+    cmd.add(classpath);
+    cmd.addAll(java.subList(cp + 2, java.size()));
+    return launch(name, logDir, cmd);
+  }
+
+  /**
+   * This JVM's classpath copied into {@code dir}, where every user may read it (a build's
+   * repository below root's home is root's alone); returns it as a classpath.
+   */
+  static String readableClasspath(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    List<String> copies = new ArrayList<>();
+    int n = 0;
+    for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+      Path from = Path.of(entry);
+      if (!Files.exists(from)) {
+        continue;
+      }
+      Path to = dir.resolve(n++ + "-" + from.getFileName());
+      try (Stream<Path> tree = Files.walk(from)) {
+        for (Path f : (Iterable<Path>) tree::iterator) {
+          Files.copy(f, to.resolve(from.relativize(f).toString()));
+        }
+      }
+      copies.add(to.toString());
+    }
+    try (Stream<Path> tree = Files.walk(dir)) {
+      for (Path f : (Iterable<Path>) tree::iterator) {
+        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString(Files.isDirectory(f) ? "rwxr-xr-x" : "rw-r--r--"));
+      }
+    }
+    return String.join(java.io.File.pathSeparator, copies);
   }
 
   /** Waits until {@code ready} holds; fails with the log's tail if the process dies or time runs out. */

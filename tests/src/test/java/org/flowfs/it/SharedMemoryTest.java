@@ -2,6 +2,7 @@ package org.flowfs.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -81,8 +82,45 @@ class SharedMemoryTest {
     }
   }
 
+  /**
+   * The shape of the shipped units: the I/O servers run as their own user, who may not open the
+   * root mount's files in /dev/shm (0600); the first connections' offers are refused by the server,
+   * which then makes the files itself (the mount, root, may open them), and later connections ask
+   * it so straight away.
+   */
+  @Test
+  void serversAsAnotherUser_makeTheFiles(@TempDir Path tmp) throws Exception {
+    assumeTrue("root".equals(System.getProperty("user.name")), "runs the I/O servers as another user: needs root");
+    try (ProcessDeployment fs = new ProcessDeployment(tmp, 2, "layout.head-bytes = 0\n", "nobody")) {
+      Path m = fs.mountPoint();
+      Sh.ok(m, IO);
+      String stats = Sh.ok(m, "getfattr -n flowfs.stats --only-values .");
+      assertTrue(counter(stats, "shm.sent-bytes") >= 20_000_000, stats);
+      assertTrue(counter(stats, "shm.received-bytes") >= 20_000_000, stats);
+      assertTrue(counter(stats, "shm.attached") >= 4, "both directions to both servers: " + stats);
+      assertEquals(0, counter(stats, "shm.refused"), stats);
+      String servers = OperatorToolsTest.ok("stats", "--config", fs.config().toString(), "--no-mounts", "--json").out();
+      assertTrue(sum(servers, "shm.refused") >= 2, "each server refused the mount's files (on its first connections): " + servers);
+      assertEquals(counter(stats, "shm.attached"), sum(servers, "op.ShmMakeReq"), "every file shared is one a server made: " + servers);
+      assertEquals(counter(stats, "shm.sent-bytes"), sum(servers, "shm.received-bytes"), servers);
+      for (int i = 0; i < 50 && shmFiles() > 0; i++) {
+        Thread.sleep(100);
+      }
+      assertEquals(0, shmFiles(), "the servers' files are unlinked once mapped");
+    }
+  }
+
   private static long counter(String json, String name) {
     Matcher x = Pattern.compile("\"" + Pattern.quote(name) + "\"\\s*:\\s*(\\d+)").matcher(json);
     return x.find() ? Long.parseLong(x.group(1)) : 0;
+  }
+
+  private static long sum(String json, String name) {
+    Matcher x = Pattern.compile("\"" + Pattern.quote(name) + "\"\\s*:\\s*(\\d+)").matcher(json);
+    long sum = 0;
+    while (x.find()) {
+      sum += Long.parseLong(x.group(1));
+    }
+    return sum;
   }
 }

@@ -5,27 +5,31 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.flowfs.common.Counters;
 import org.flowfs.common.wire.FrameDecoder;
 import org.flowfs.common.wire.IoOp.ShmAttachReq;
+import org.flowfs.common.wire.IoOp.ShmMakeReq;
 import org.flowfs.common.wire.ShmSlots;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A client's offer of shared memory ({@link ShmSlots}) to an I/O server on its own machine, made
- * on each new connection, one file of slots per direction: made in {@code /dev/shm}, mapped by the
- * server, and from its answer on the connection's large payloads (a write flow's buffers, an eager
- * write's data; a read flow's, an eager read's) go through them rather than through the loopback
- * socket. The files are unlinked once answered.
- * A server that cannot map it (another mount namespace, an older server) says so and the
- * connection goes on as before; so does one to a server elsewhere, which is not offered any.
+ * on each new connection, one file of slots per direction in {@code /dev/shm}, mapped by both; from
+ * the server's answer on the connection's large payloads (a write flow's buffers, an eager write's
+ * data; a read flow's, an eager read's) go through them rather than through the loopback socket.
+ * The client makes the files, or, where the server may not open them (the shipped units run the
+ * mount as root and the I/O servers as their own user), asks the server to make them ({@link
+ * ShmMakeReq}) and maps the server's; having seen that once, it asks so on the server's later
+ * connections straight away. The files are unlinked once both mapped them.
+ * A server that cannot share either way (another mount namespace, an older server, users that may
+ * open neither's files) says so and the connection goes on as before; so does one to a server
+ * elsewhere, which is not offered any.
  */
 public final class ShmOffer {
   private static final Logger LOG = LoggerFactory.getLogger(ShmOffer.class);
-  /** Where the slots are made: the machine's shared-memory file system. */
-  static final Path DIR = Path.of("/dev/shm");
   /**
    * Slots per connection and direction, each as large as a flow buffer: 8 MiB with the default
    * buffers, as much as a connection's read-ahead holds; the lowest free slot is taken first, so
@@ -36,7 +40,20 @@ public final class ShmOffer {
   static final int MOST_BYTES = 8 << 20;
   private static final AtomicBoolean REPORTED = new AtomicBoolean();
 
-  private ShmOffer() {}
+  private final RpcClient.Conduit c;
+  private final String peer;
+  private final int slotSize;
+  private final Counters counters;
+  /** This server's: it may not open this client's files, so it makes them (learned once, kept). */
+  private final AtomicBoolean serverMakes;
+
+  private ShmOffer(RpcClient.Conduit c, String peer, int slotSize, Counters counters, AtomicBoolean serverMakes) {
+    this.c = c;
+    this.peer = peer;
+    this.slotSize = slotSize;
+    this.counters = counters;
+    this.serverMakes = serverMakes;
+  }
 
   /**
    * Offers shared memory on every connection {@code client} makes to {@code address}, when the
@@ -45,67 +62,119 @@ public final class ShmOffer {
    */
   public static void install(RpcClient client, InetSocketAddress address, int slotSize, Counters counters) {
     InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
-    if (!LoopbackCongestion.local(resolved) || !Files.isDirectory(DIR)) {
+    if (!LoopbackCongestion.local(resolved) || !Files.isDirectory(ShmSlots.DIR)) {
       return;
     }
     int size = Math.max(ShmSlots.PAGE, Math.min(ShmSlots.MAX_SLOT_SIZE, slotSize + ShmSlots.PAGE - 1 & -ShmSlots.PAGE));
-    client.onConnected(c -> offer(c, client.peer(), size, counters));
+    AtomicBoolean serverMakes = new AtomicBoolean();
+    client.onConnected(c -> new ShmOffer(c, client.peer(), size, counters, serverMakes).offer());
   }
 
-  private static void offer(RpcClient.Conduit c, String peer, int slotSize, Counters counters) {
+  private void offer() {
     // the server's direction first: its slots are this connection's before the server may use them
-    ShmSlots in = make(c, peer, slotSize, counters);
-    if (in == null) {
-      return;
-    }
-    c.channel().pipeline().get(FrameDecoder.class).share(in);
-    attach(c, peer, in, true, counters);
-    ShmSlots out = make(c, peer, slotSize, counters);
-    if (out != null) {
-      attach(c, peer, out, false, counters);
-    }
-  }
-
-  private static ShmSlots make(RpcClient.Conduit c, String peer, int slotSize, Counters counters) {
-    try {
-      ShmSlots s = ShmSlots.create(DIR, slots(slotSize), slotSize, counters);
-      c.channel().closeFuture().addListener(f -> s.close());
-      return s;
-    } catch (IOException | RuntimeException e) {
-      report("cannot make shared memory for " + peer + " in " + DIR + " (" + e + "); payloads go over the socket");
-      return null;
-    }
-  }
-
-  private static void attach(RpcClient.Conduit c, String peer, ShmSlots slots, boolean toClient, Counters counters) {
-    c.call(new ShmAttachReq(slots.path().toString(), slots.token(), slots.slots(), slots.slotSize(), toClient), ok -> {
-      if (!toClient) {
-        // where the answer is read, the connection's event loop, which also encodes its frames
-        c.channel().attr(ShmSlots.OUTBOUND).set(slots);
-      }
-      return CompletableFuture.completedFuture(ok);
-    }).whenComplete((ok, e) -> {
-      slots.unlink();
-      if (e != null) {
-        c.channel().eventLoop().execute(slots::close); // the server never uses it
-        counters.increment("shm.refused");
-        report(peer + " does not share memory with this client (" + e.getMessage() + "); payloads go over the socket");
-      } else {
-        counters.increment("shm.attached");
+    share(true).thenAccept(shared -> {
+      if (shared) {
+        share(false);
       }
     });
   }
 
-  /** Slots of {@code slotSize} bytes per connection and direction. */
-  static int slots(int slotSize) {
-    return Math.max(4, Math.min(SLOTS, MOST_BYTES / slotSize));
+  /** Shares one direction of the connection; completes with whether it is. */
+  private CompletableFuture<Boolean> share(boolean toClient) {
+    if (serverMakes.get()) {
+      return shareServers(toClient);
+    }
+    return shareOwn(toClient).thenCompose(shared -> {
+      if (shared) {
+        return CompletableFuture.completedFuture(true);
+      }
+      return shareServers(toClient).thenApply(ok -> {
+        if (ok) {
+          serverMakes.set(true);
+        }
+        return ok;
+      });
+    });
   }
 
-  private static void report(String why) {
+  /** Through a file this client makes. */
+  private CompletableFuture<Boolean> shareOwn(boolean toClient) {
+    ShmSlots s;
+    try {
+      s = ShmSlots.create(ShmSlots.DIR, slots(slotSize), slotSize, counters);
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("cannot make shared memory for {} in {}: {}", peer, ShmSlots.DIR, e.toString());
+      return CompletableFuture.completedFuture(false);
+    }
+    return attach(s, toClient, false);
+  }
+
+  /** Through a file the server makes ({@link ShmMakeReq}) and this client maps. */
+  private CompletableFuture<Boolean> shareServers(boolean toClient) {
+    int slots = slots(slotSize);
+    return c.call(new ShmMakeReq(slots, slotSize), made -> {
+      ShmSlots s;
+      try {
+        s = ShmSlots.attach(Path.of(made.path()), made.token(), slots, slotSize, counters);
+      } catch (IOException | RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      return attach(s, toClient, true);
+    }).handle((shared, e) -> {
+      if (e != null) {
+        refused(e);
+        return false;
+      }
+      return shared;
+    });
+  }
+
+  /**
+   * Has the server attach {@code s} (mapped here, closed with the connection) for one direction;
+   * completes with whether it did, and the file is unlinked either way. A refusal is counted when
+   * it is the {@code last} way tried.
+   */
+  private CompletableFuture<Boolean> attach(ShmSlots s, boolean toClient, boolean last) {
+    c.channel().closeFuture().addListener(f -> s.close());
+    if (toClient) {
+      // before the request leaves: the server may name a slot in its very next frame
+      c.channel().pipeline().get(FrameDecoder.class).share(s);
+    }
+    return c.call(new ShmAttachReq(s.path().toString(), s.token(), s.slots(), s.slotSize(), toClient), ok -> {
+      if (!toClient) {
+        // where the answer is read, the connection's event loop, which also encodes its frames
+        c.channel().attr(ShmSlots.OUTBOUND).set(s);
+      }
+      return CompletableFuture.completedFuture(true);
+    }).handle((ok, e) -> {
+      s.unlink();
+      if (e != null) {
+        c.channel().eventLoop().execute(s::close); // the server never uses it
+        if (last) {
+          refused(e);
+        } else {
+          LOG.debug("{} does not map this client's shared memory ({}); asking it to make the files", peer, e.getMessage());
+        }
+        return false;
+      }
+      counters.increment("shm.attached");
+      return true;
+    });
+  }
+
+  private void refused(Throwable e) {
+    counters.increment("shm.refused");
+    Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    String why = peer + " does not share memory with this client (" + cause.getMessage() + "); payloads go over the socket";
     if (REPORTED.compareAndSet(false, true)) {
       LOG.info("{}", why);
     } else {
       LOG.debug("{}", why);
     }
+  }
+
+  /** Slots of {@code slotSize} bytes per connection and direction. */
+  static int slots(int slotSize) {
+    return Math.max(4, Math.min(SLOTS, MOST_BYTES / slotSize));
   }
 }

@@ -123,15 +123,36 @@ public sealed interface IoOp extends Message {
   /**
    * Shares memory with this server: the client made the file {@code path} ({@link
    * org.flowfs.common.wire.ShmSlots}: {@code slots} slots of {@code slotSize} bytes, beginning with
-   * {@code token}), and from the answer on the payloads of frames on this connection go over in
-   * its slots: the client's ({@code toClient} false), or the server's ({@code toClient} true). A
-   * server that cannot map that very file (another machine's, another mount namespace's, not the
-   * client's) answers an error, and the connection goes on without.
+   * {@code token}; or the server made it on the client's {@link ShmMakeReq}), and from the answer
+   * on the payloads of frames on this connection go over in its slots: the client's ({@code
+   * toClient} false), or the server's ({@code toClient} true). A server that cannot map that very
+   * file (another machine's, another mount namespace's, another user's, not the client's) answers
+   * an error, and the connection goes on without.
    */
   @Wire(214)
   record ShmAttachReq(String path, byte[] token, int slots, int slotSize, boolean toClient)
       implements IoOp, Req<CommonOp.OkResp> {
     public ShmAttachReq {
+      Objects.requireNonNull(path, "path");
+      Objects.requireNonNull(token, "token");
+    }
+  }
+
+  /**
+   * Asks this server to make a file of shared memory for this connection ({@link
+   * org.flowfs.common.wire.ShmSlots}: {@code slots} slots of {@code slotSize} bytes), for a client
+   * that the server could not share its own file with: one whose files the server may not open
+   * (a mount run as root, servers as their own user), but that may open the server's. The client
+   * maps the file named in the answer and then attaches it like its own ({@link ShmAttachReq}). The
+   * file goes when attached, or when the connection closes; at most two per connection.
+   */
+  @Wire(215)
+  record ShmMakeReq(int slots, int slotSize) implements IoOp, Req<ShmMadeResp> {}
+
+  /** The file of shared memory a server made ({@link ShmMakeReq}), and the token it begins with. */
+  @Wire(216)
+  record ShmMadeResp(String path, byte[] token) implements IoOp {
+    public ShmMadeResp {
       Objects.requireNonNull(path, "path");
       Objects.requireNonNull(token, "token");
     }

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
 import io.netty.util.AttributeKey;
+import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -41,15 +42,20 @@ import org.flowfs.common.Counters;
  * transition, with release semantics, and reads the other's with acquire semantics. When no slot
  * is free the payload goes over the socket as before: nothing waits for a slot. The server hands
  * the payloads of its answers and read flows to the client the same way, in slots of a second file
- * the client made for that direction.
+ * for that direction.
  *
- * <p>The client unlinks the file once the server mapped it: the mappings are all that is left,
- * and each side unmaps its own when the connection closed and the last buffer over it is released. The sender side is used from one thread (the
- * connection's event loop); the receiver side's releases come from any thread.
+ * <p>Which process makes a file depends on who may open whose: the client makes it, or, when the
+ * server may not open the client's files (a mount run as root, I/O servers as their own user),
+ * the server makes it for the client. It is unlinked once both mapped it: the mappings are all that
+ * is left, and each side unmaps its own when the connection closed and the last buffer over it is
+ * released. The sender side is used from one thread (the connection's event loop); the receiver
+ * side's releases come from any thread.
  */
 public final class ShmSlots {
   /** The channel attribute holding the slots a connection's outgoing payloads may use. */
   public static final AttributeKey<ShmSlots> OUTBOUND = AttributeKey.valueOf("flowfs.shm.outbound");
+  /** Where the files are made: the machine's shared-memory file system. */
+  public static final Path DIR = Path.of("/dev/shm");
   public static final int PAGE = 4096;
   /** Smaller payloads go over the socket: a copy into a slot spares them little. */
   public static final int MIN_PAYLOAD = 16 * 1024;
@@ -107,7 +113,8 @@ public final class ShmSlots {
   }
 
   /**
-   * The client's side: a new file of {@code slots} slots in {@code dir}, readable by its owner only;
+   * The maker's side (the client's, or the server's for a client that may not have it open its
+   * file): a new file of {@code slots} slots in {@code dir}, readable by its owner only;
    * counts in {@code counters} what goes through it: {@code shm.sent}, {@code shm.sent-bytes},
    * {@code shm.received}, {@code shm.received-bytes}, and {@code shm.full} (payloads sent over the
    * socket because no slot was free).
@@ -132,10 +139,10 @@ public final class ShmSlots {
   }
 
   /**
-   * The server's side: maps the regular file at {@code path} (not through a symbolic link) when it
+   * The other side's: maps the regular file at {@code path} (not through a symbolic link) when it
    * has the size of {@code slots} slots of {@code slotSize} bytes and begins with {@code token};
    * else an {@link IOException} saying what differs (another machine's or namespace's file system,
-   * or not the client's file). Counts as {@link #create} does.
+   * another user's, or not the file the peer made). Counts as {@link #create} does.
    */
   public static ShmSlots attach(Path path, byte[] token, int slots, int slotSize, Counters counters) throws IOException {
     check(slots, slotSize);
@@ -152,7 +159,8 @@ public final class ShmSlots {
       byte[] there = new byte[TOKEN];
       m.get(0, there);
       if (!Arrays.equals(there, token) || m.getInt(COUNT_AT) != slots || m.getInt(SIZE_AT) != slotSize) {
-        throw new IOException(path + " is not the file this client made");
+        PlatformDependent.freeDirectBuffer(m); // unmapped now, not at a garbage collection
+        throw new IOException(path + " is not the file the peer made");
       }
       return new ShmSlots(path, m, token.clone(), slots, slotSize, counters);
     }
@@ -220,7 +228,7 @@ public final class ShmSlots {
 
   private void exit() {
     if (holds.decrementAndGet() == 0) {
-      io.netty.util.internal.PlatformDependent.freeDirectBuffer(map); // unmaps
+      PlatformDependent.freeDirectBuffer(map); // unmaps
     }
   }
 
