@@ -39,6 +39,15 @@ public interface BStreamStore extends AutoCloseable {
     return null;
   }
 
+  /**
+   * Puts {@code length} bytes at {@code offset} of the datafile into {@code dst} from its writer
+   * index (advanced by {@code length}; zeros past the datafile's end) past the page cache, when
+   * the range and the memory allow; false, {@code dst} unchanged, otherwise.
+   */
+  default boolean readDirect(Handle h, long offset, int length, ByteBuf dst) {
+    return false;
+  }
+
   /** Sets the datafile's size, creating it if needed. */
   void truncate(Handle h, long size);
 

@@ -84,9 +84,45 @@ final class DirectWrite {
     return len >= min && end(offset + len) - start(offset) >= min;
   }
 
-  /** Opens {@code path} for direct writes. */
+  /** Opens {@code path} for direct writes and reads. */
   static FileChannel open(Path path) throws IOException {
-    return FileChannel.open(path, StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+    return FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+  }
+
+  /** {@code len} rounded up to the alignment. */
+  long roundUp(long len) {
+    return start(len);
+  }
+
+  /**
+   * Whether {@code [offset, offset + len)} can be read straight into memory at {@code address}
+   * with room for {@code room} bytes: a read of at least the threshold, the offset and the memory
+   * aligned, room for the length rounded up to the alignment.
+   */
+  boolean reads(long offset, long len, long address, int room) {
+    return len >= min && (offset & (align - 1)) == 0 && (address & (align - 1)) == 0 && roundUp(len) <= room;
+  }
+
+  /**
+   * Reads {@code [offset, offset + len)} of the datafile through {@code direct} into {@code dst}
+   * (aligned memory with room for {@code len} rounded up to the alignment, see {@link #reads});
+   * returns how many of those bytes the datafile has (short at its end).
+   */
+  int read(FileChannel direct, ByteBuffer dst, long offset, int len) throws IOException {
+    ByteBuffer view = dst.duplicate();
+    view.limit(view.position() + (int) roundUp(len));
+    int got = 0;
+    while (view.hasRemaining()) {
+      int k = direct.read(view, offset + got);
+      if (k <= 0) {
+        break;
+      }
+      got += k;
+      if ((k & (align - 1)) != 0) {
+        break; // the end of the datafile: a read past it would not be aligned
+      }
+    }
+    return Math.min(got, len);
   }
 
   /**

@@ -6,7 +6,6 @@ import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.DefaultFileRegion;
-import org.flowfs.common.wire.ShmSlots;
 import io.netty.util.ReferenceCounted;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -75,8 +74,11 @@ final class FileBStreamStore implements BStreamStore {
   private final LongAdder writebacks;
   private final LongAdder directBytes;
   private final LongAdder directStaged;
+  private final LongAdder directReadBytes;
   /** Large writes past the page cache; null when off (or refused by the file system). */
   private volatile DirectWrite direct;
+  /** Reads past the page cache, of at least its threshold (null: none). */
+  private volatile DirectWrite directReads;
   /** Emptied datafiles kept for reuse, per server. */
   static final int POOL_MAX = 8192;
   /** Empty datafiles kept made ahead for creates, per server (see {@link DatafilePool}). */
@@ -161,8 +163,18 @@ final class FileBStreamStore implements BStreamStore {
    */
   FileBStreamStore(Path dir, int server, int maxOpen, long writeback, long directWrite, Counters counters)
       throws IOException {
+    this(dir, server, maxOpen, writeback, directWrite, 0, counters);
+  }
+
+  /**
+   * As above, and reads of at least {@code directRead} bytes into memory that allows it read past
+   * the page cache ({@link #readDirect}; 0: none).
+   */
+  FileBStreamStore(Path dir, int server, int maxOpen, long writeback, long directWrite, long directRead,
+      Counters counters) throws IOException {
     this(dir, server, maxOpen, POOL_MAX, POOL_READY, writeback, counters);
     this.direct = DirectWrite.of(directWrite, data);
+    this.directReads = DirectWrite.of(directRead, data);
   }
 
   FileBStreamStore(Path dir, int server, int maxOpen) throws IOException {
@@ -182,6 +194,7 @@ final class FileBStreamStore implements BStreamStore {
     this.writebacks = counters.counter("store.writebacks");
     this.directBytes = counters.counter("store.direct-bytes");
     this.directStaged = counters.counter("store.direct-staged-bytes");
+    this.directReadBytes = counters.counter("store.direct-read-bytes");
     this.data = dir.resolve("data");
     this.server = server;
     this.writeback = writeback;
@@ -326,6 +339,37 @@ final class FileBStreamStore implements BStreamStore {
   }
 
   @Override
+  public boolean readDirect(Handle h, long lo, int n, ByteBuf dst) {
+    DirectWrite d = directReads;
+    int at = dst.writerIndex();
+    if (d == null || !dst.hasMemoryAddress() || !d.reads(lo, n, dst.memoryAddress() + at, dst.capacity() - at)) {
+      return false;
+    }
+    pool.busy();
+    try {
+      Chan c = acquire(h, false);
+      if (c == null) {
+        return false; // no datafile: zeros, as a read gives them
+      }
+      try {
+        int got = d.read(c.direct(), dst.nioBuffer(at, (int) d.roundUp(n)), lo, n);
+        dst.setZero(at + got, n - got); // past the datafile's end: zeros
+        dst.writerIndex(at + n);
+        directReadBytes.add(got);
+        return true;
+      } finally {
+        c.release();
+      }
+    } catch (IOException e) {
+      if (d == directReads) {
+        directReads = null;
+        LOG.warn("{}: direct reads refused ({}); reading through the page cache from now on (io.direct-read)", data, e.toString());
+      }
+      return false; // the caller reads through the page cache
+    }
+  }
+
+  @Override
   public List<ReferenceCounted> regions(Handle h, Pieces pieces) {
     List<ReferenceCounted> parts = new ArrayList<>(pieces.count());
     pool.busy();
@@ -392,25 +436,12 @@ final class FileBStreamStore implements BStreamStore {
    * A region of a datafile for {@code sendfile}; holds a reference to the cached channel until it
    * was sent (Netty's region would close the channel, which other reads share).
    */
-  private static final class ChanRegion extends DefaultFileRegion implements ShmSlots.Fill {
+  private static final class ChanRegion extends DefaultFileRegion {
     private final Chan chan;
 
     ChanRegion(Chan chan, long position, long count) {
       super(chan.channel, position, count);
       this.chan = chan;
-    }
-
-    /** For a client that shares memory: the region's bytes read into its slot, from the page cache. */
-    @Override
-    public void fill(ByteBuffer dst) throws IOException {
-      long at = position();
-      while (dst.hasRemaining()) {
-        int n = chan.channel.read(dst, at);
-        if (n < 0) {
-          throw new java.io.EOFException("datafile shorter than a region of it");
-        }
-        at += n;
-      }
     }
 
     @Override

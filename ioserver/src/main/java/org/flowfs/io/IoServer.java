@@ -96,7 +96,7 @@ public final class IoServer implements AutoCloseable {
     this.lock = DirLock.acquire(me.requireDir(), "I/O server");
     try {
       this.store = new FileBStreamStore(me.dir(), Handle.serverOfIo(id), config.io().openFiles(), config.io().writeback(),
-          config.io().directWrite(), counters);
+          config.io().directWrite(), config.io().directRead(), counters);
       this.allocator = new HandleAllocator(me.dir().resolve("handles"), Handle.serverOfIo(id));
     } catch (IOException | RuntimeException e) {
       lock.close();

@@ -37,6 +37,15 @@ final class StoreFlowStorage implements FlowStorage {
   }
 
   @Override
+  public boolean readDirect(Handle h, Pieces pieces, ByteBuf dst) {
+    if (pieces.count() != 1 || !store.readDirect(h, pieces.offset(0), pieces.length(0), dst)) {
+      return false;
+    }
+    counters.add("bytes.read", pieces.bytes());
+    return true;
+  }
+
+  @Override
   public List<ReferenceCounted> regions(Handle h, Pieces pieces) {
     List<ReferenceCounted> parts = sendfile ? store.regions(h, pieces) : null;
     if (parts != null) {

@@ -2,6 +2,7 @@ package org.flowfs.io;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
@@ -380,6 +381,48 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     store.close();
     store = open(dir, SERVER); // another store, nothing cached: the bytes are in the file
     assertArrayEquals(slice(expect, 0, size), read(h(1), 0, size));
+  }
+
+  /**
+   * Direct reads (io.direct-read): an aligned range of at least the threshold goes from the device
+   * straight into aligned memory (a slot of shared memory, on the server), zeros past the
+   * datafile's end, and sees bytes still in the page cache from buffered writes; an unaligned or
+   * small read, memory that is not aligned, and a store without the threshold decline, leaving the
+   * buffer as it was (the flow then reads through the page cache).
+   */
+  @Test
+  void readDirect_alignedRangesIntoAlignedMemory_declinesTheRest() throws Exception {
+    store.close();
+    org.flowfs.common.Counters counters = new org.flowfs.common.Counters();
+    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 0L, 0L, 128L << 10, counters);
+    store = fs;
+    byte[] data = bytes(9, 700_000);
+    write(h(1), 0, data); // through the page cache (no direct writes): dirty pages the read must see
+    ByteBuf mem = io.netty.buffer.Unpooled.directBuffer(2 << 20);
+    try {
+      int base = (int) (-mem.memoryAddress() & 4095);
+      ByteBuf dst = mem.slice(base, 512 << 10).writerIndex(0);
+      assertTrue(fs.readDirect(h(1), 256 << 10, 256 << 10, dst));
+      assertArrayEquals(slice(data, 256 << 10, 256 << 10), io.netty.buffer.ByteBufUtil.getBytes(dst));
+      ByteBuf tail = mem.slice(base + (1 << 20), 512 << 10).writerIndex(0);
+      assertTrue(fs.readDirect(h(1), 512 << 10, 256 << 10, tail), "past the end");
+      byte[] want = new byte[256 << 10];
+      System.arraycopy(data, 512 << 10, want, 0, 700_000 - (512 << 10));
+      assertArrayEquals(want, io.netty.buffer.ByteBufUtil.getBytes(tail), "the datafile's last bytes, then zeros");
+      assertEquals(256 * 1024 + 700_000 - (512 << 10), counters.get("store.direct-read-bytes"));
+      ByteBuf other = mem.slice(base, 512 << 10).writerIndex(0);
+      assertFalse(fs.readDirect(h(1), 1000, 256 << 10, other), "unaligned offset");
+      assertFalse(fs.readDirect(h(1), 0, 64 << 10, other), "below the threshold");
+      assertFalse(fs.readDirect(h(1), 0, 256 << 10, mem.slice(base + 512, 512 << 10).writerIndex(0)), "unaligned memory");
+      assertFalse(fs.readDirect(h(1), 0, 256 << 10, mem.slice(base, 200_000).writerIndex(0)), "no room");
+      assertEquals(0, other.writerIndex());
+      assertFalse(fs.readDirect(h(2), 0, 256 << 10, other), "no datafile: the flow reads zeros the usual way");
+      store.close();
+      store = new FileBStreamStore(dir, SERVER, MAX_OPEN, 0L, 0L, 0L, counters);
+      assertFalse(store.readDirect(h(1), 0, 256 << 10, other), "off");
+    } finally {
+      mem.release();
+    }
   }
 
   /** Without a threshold (io.direct-write = 0) every write goes through the page cache. */

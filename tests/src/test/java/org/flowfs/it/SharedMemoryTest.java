@@ -59,6 +59,17 @@ class SharedMemoryTest {
     }
   }
 
+  /** With io.direct-read, a read flow's aligned buffers go from the device straight into the slots. */
+  @Test
+  void directReads_fromTheDeviceIntoTheSlots(@TempDir Path tmp) throws Exception {
+    try (EmbeddedDeployment fs = new EmbeddedDeployment(tmp, 2, "layout.head-bytes = 0\nio.direct-read = 128KiB\n")) {
+      Sh.ok(fs.mountPoint(), IO);
+      String why = fs.counters("shm.");
+      assertTrue(fs.counter("shm.received-bytes") >= 20_000_000, why);
+      assertTrue(servers(fs, "store.direct-read-bytes") >= 20_000_000, "read past the page cache: " + servers(fs, "store.direct-read-bytes"));
+    }
+  }
+
   @Test
   void turnedOff_everythingGoesOverTheSocket(@TempDir Path tmp) throws Exception {
     try (EmbeddedDeployment fs = new EmbeddedDeployment(tmp, 2, "layout.head-bytes = 0\nclient.shared-memory = false\n")) {

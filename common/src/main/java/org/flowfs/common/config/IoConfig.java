@@ -13,11 +13,14 @@ package org.flowfs.common.config;
  *     through user space, but the network thread then waits for pages not yet in memory
  * @param directWrite pieces of a write at least this large go to the datafile past the page cache
  *     ({@code O_DIRECT}, their block-aligned part); 0: every write through the page cache
+ * @param directRead a flow's read of at least this many bytes for a client that shares memory with
+ *     the server goes from the device straight into that memory ({@code O_DIRECT}), when aligned;
+ *     0 (the default): every read through the page cache
  */
-public record IoConfig(int threads, int openFiles, long writeback, boolean sendfile, long directWrite) {
+public record IoConfig(int threads, int openFiles, long writeback, boolean sendfile, long directWrite, long directRead) {
   static IoConfig from(ConfigSource s) {
     return new IoConfig(s.integer("io.threads", 4, 1, 256), s.integer("io.open-files", 1024, 16, 1 << 20),
         s.size("io.writeback", 8L << 20, 0, 1L << 40), s.bool("io.sendfile", true),
-        s.size("io.direct-write", 128L << 10, 0, 1L << 30));
+        s.size("io.direct-write", 128L << 10, 0, 1L << 30), s.size("io.direct-read", 0, 0, 1L << 30));
   }
 }

@@ -24,6 +24,7 @@ import org.flowfs.common.wire.Envelope;
 import org.flowfs.common.wire.FileFlowData;
 import org.flowfs.common.wire.IoOp.FlowData;
 import org.flowfs.common.wire.IoOp.FlowDone;
+import org.flowfs.common.wire.ShmSlots;
 
 /**
  * Moves a flow's data in buffers of {@code bufferSize} bytes, with at most {@code buffers} of them
@@ -582,6 +583,23 @@ public class BufferedFlowProtocol implements FlowProtocol {
       r.inFlight++;
       long seqNo = r.nextLoad++;
       Handle h = s.handle();
+      ByteBuf slot = n >= ShmSlots.MIN_PAYLOAD ? slotFor(ch, (int) n) : null;
+      if (slot != null) {
+        // a client on this machine: the bytes go into shared memory where they are read, past the
+        // page cache where they can (the device puts them there), and the slot goes as it is
+        s.storage().executor().execute(() -> {
+          Throwable failure = null;
+          try {
+            if (!s.storage().readDirect(h, pieces, slot)) {
+              readPieces(s.storage(), h, pieces, slot);
+            }
+          } catch (Throwable t) {
+            failure = t;
+          }
+          post(r, new Loaded(seqNo, slot, failure));
+        });
+        continue;
+      }
       List<ReferenceCounted> parts = coarse(pieces) ? s.storage().regions(h, pieces) : null;
       if (parts != null) {
         // no read here: the connection sends these from the page cache, in turn with the others
@@ -604,6 +622,12 @@ public class BufferedFlowProtocol implements FlowProtocol {
       ch.writeAndFlush(Envelope.oneway(r.d.tag(), new FlowDone(0, r.finished, 0)));
       end(r, Errno.OK, null);
     }
+  }
+
+  /** A slot of the memory the connection shares with its client, for a payload of {@code n} bytes; null if none. */
+  private static ByteBuf slotFor(Channel ch, int n) {
+    ShmSlots out = ch.attr(ShmSlots.OUTBOUND).get();
+    return out == null ? null : out.taken(n);
   }
 
   /** Sends the loaded buffers that are next in the flow's order. */

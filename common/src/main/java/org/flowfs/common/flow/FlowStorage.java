@@ -36,6 +36,18 @@ public interface FlowStorage {
   }
 
   /**
+   * Puts the bytes of {@code pieces} into {@code dst} (from its writer index, which it advances by
+   * {@code pieces.bytes()}; bytes no datafile holds are zeros) past the page cache, the device
+   * writing them there: no copy through the CPU. For a buffer of shared memory, page aligned, that
+   * goes to the client as it is ({@link org.flowfs.common.wire.ShmSlots#taken}). False, with
+   * {@code dst} unchanged, when the pieces or the storage do not allow it (then the caller reads
+   * them otherwise). Blocks: on {@link #executor()}.
+   */
+  default boolean readDirect(Handle h, Pieces pieces, ByteBuf dst) {
+    return false;
+  }
+
+  /**
    * The bytes of {@code pieces}, in order, as parts a connection sends without copying them
    * through user space: regions of the datafile ({@link io.netty.channel.FileRegion}s, sent with
    * {@code sendfile} from the page cache) and buffers of zeros where the datafile has no bytes;

@@ -6,11 +6,7 @@ import io.netty.channel.ChannelHandler.Sharable;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
-import io.netty.channel.FileRegion;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.ReferenceCounted;
-import java.io.IOException;
-import java.nio.ByteBuffer;
 
 /**
  * Writes {@link Envelope}s as frames. A payload is not copied: the frame's fields go out in one
@@ -97,9 +93,6 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
 
   /** The frame of a {@link IoOp.FlowData} whose payload is {@code d}'s parts, each written as it is. */
   private void writeParts(ChannelHandlerContext ctx, FileFlowData d, ChannelPromise promise) {
-    if (d.length() >= ShmSlots.MIN_PAYLOAD && partsInSlot(ctx, d, promise)) {
-      return;
-    }
     ByteBuf header = head(ctx.alloc(), Frames.HEADER + 8, Envelope.Kind.ONEWAY, registry.idOf(IoOp.FlowData.class), d.tag());
     header.writeInt((int) d.length()); // FlowData's one field: its payload's length
     header.setInt(0, header.readableBytes() - Frames.LENGTH_FIELD + (int) d.length());
@@ -108,55 +101,6 @@ public final class FrameEncoder extends ChannelOutboundHandlerAdapter {
     for (int i = 0; i <= last; i++) {
       ctx.write(d.parts().get(i), i == last ? promise : ctx.voidPromise());
     }
-  }
-
-  /**
-   * Writes {@code d} as a frame whose payload is in a slot of the memory this connection shares,
-   * the parts' bytes put there (a datafile region reads its own, {@link ShmSlots.Fill}); false,
-   * with nothing written, when the connection shares none, no slot is free, or a part cannot.
-   */
-  private boolean partsInSlot(ChannelHandlerContext ctx, FileFlowData d, ChannelPromise promise) {
-    ShmSlots slots = ctx.channel().attr(ShmSlots.OUTBOUND).get();
-    if (slots == null) {
-      return false;
-    }
-    for (ReferenceCounted p : d.parts()) {
-      if (!(p instanceof ByteBuf) && !(p instanceof ShmSlots.Fill)) {
-        return false;
-      }
-    }
-    int n = (int) d.length();
-    int slot = slots.take(n);
-    if (slot < 0) {
-      return false;
-    }
-    ByteBuffer dst = slots.slot(slot, n);
-    try {
-      for (ReferenceCounted p : d.parts()) {
-        int len = p instanceof ByteBuf b ? b.readableBytes() : (int) ((FileRegion) p).count();
-        ByteBuffer part = dst.slice(dst.position(), len);
-        if (p instanceof ByteBuf b) {
-          b.getBytes(b.readerIndex(), part);
-        } else {
-          ((ShmSlots.Fill) p).fill(part);
-        }
-        dst.position(dst.position() + len);
-      }
-    } catch (IOException | RuntimeException e) {
-      slots.cancel(slot); // the parts go over the socket as they are: their own errors, if any, as before
-      LOG.debug("a datafile region did not fill a shared-memory slot: {}", e.toString());
-      return false;
-    }
-    if (dst.position() != n) {
-      slots.cancel(slot);
-      return false;
-    }
-    slots.handedOver(n);
-    d.release();
-    ByteBuf header = head(ctx.alloc(), Frames.HEADER + 12, Envelope.Kind.ONEWAY, registry.idOf(IoOp.FlowData.class), d.tag());
-    header.writeInt(n); // FlowData's one field: its payload's length
-    ctx.write(inSlot(header, slot), promise);
-    return true;
   }
 
   /** Turns a frame's header, its fields written, into that of a frame whose payload is in {@code slot}. */

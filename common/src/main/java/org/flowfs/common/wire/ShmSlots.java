@@ -201,9 +201,14 @@ public final class ShmSlots {
 
   /**
    * Sender: copies {@code payload}'s readable bytes into a free slot and returns its number, or -1
-   * when it does not fit or no slot is free (the payload is then left as it was).
+   * when it does not fit or no slot is free (the payload is then left as it was). A payload that
+   * is already in a slot of these ({@link #taken}) is handed over as it is, without a copy.
    */
   public int put(ByteBuf payload) {
+    if (payload instanceof Taken t && t.slots == this && t.readerIndex() == 0 && !closed) {
+      handedOver(t.readableBytes());
+      return t.handOver();
+    }
     int n = payload.readableBytes();
     int s = take(n);
     if (s >= 0) {
@@ -246,19 +251,37 @@ public final class ShmSlots {
   /**
    * Sender: takes a free slot for {@code length} bytes, the lowest numbered (so that a connection
    * that needs few touches few pages); -1 when none is free or it does not fit. Fill it through
-   * {@link #slot}, then {@link #handedOver} it, or {@link #cancel} it.
+   * {@link #slot}, then {@link #handedOver} it, or {@link #cancel} it. Any thread.
    */
   public int take(int length) {
     if (length <= slotSize && !closed) {
       for (int s = 0; s < slots; s++) {
-        if (state(s) == 0) {
-          state(s, 1);
+        if (state(s) == 0 && INT.compareAndSet(map, STATES_AT + 4 * s, 0, 1)) {
           return s;
         }
       }
     }
     full.increment();
     return -1;
+  }
+
+  /**
+   * Sender: a free slot for {@code length} bytes as an empty buffer of its own (page aligned, as
+   * large as the slot), for its payload to be put there where it is made (a datafile read past
+   * the page cache goes straight into it); null when none is free. Sent as a payload on this
+   * connection, it is handed over as it is ({@link #put}); released unsent, the slot is free again.
+   * Any thread.
+   */
+  public ByteBuf taken(int length) {
+    if (!enter()) {
+      return null;
+    }
+    int s = take(length);
+    if (s < 0) {
+      exit();
+      return null;
+    }
+    return new Taken(this, s, map.slice(PAGE + s * slotSize, slotSize));
   }
 
   /** Sender: the first {@code length} bytes of taken slot {@code s}, to fill. */
@@ -326,13 +349,33 @@ public final class ShmSlots {
     }).writerIndex(length);
   }
 
-  /**
-   * A part of a payload that can put its bytes into a slot itself: a region of a datafile, which
-   * reads them there ({@code pread}) rather than being sent from the page cache.
-   */
-  public interface Fill {
-    /** Puts exactly {@code dst.remaining()} bytes into {@code dst}. */
-    void fill(ByteBuffer dst) throws IOException;
+  /** A slot the sender took for a payload made in place ({@link #taken}). */
+  private static final class Taken extends UnpooledUnsafeDirectByteBuf {
+    private final ShmSlots slots;
+    private final int slot;
+    private volatile boolean handedOver;
+
+    Taken(ShmSlots slots, int slot, ByteBuffer memory) {
+      super(UnpooledByteBufAllocator.DEFAULT, memory, memory.capacity());
+      this.slots = slots;
+      this.slot = slot;
+      writerIndex(0);
+    }
+
+    /** Its slot goes to the peer, which frees it: releasing this buffer no longer does. */
+    int handOver() {
+      handedOver = true;
+      return slot;
+    }
+
+    @Override
+    protected void deallocate() {
+      super.deallocate(); // lets go of the slice; the mapping is not this buffer's to free
+      if (!handedOver) {
+        slots.cancel(slot);
+      }
+      slots.exit();
+    }
   }
 
   /** A slot's bytes; freeing it gives the slot back, not memory. */

@@ -12,16 +12,11 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.DecoderException;
-import io.netty.util.ReferenceCounted;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -169,48 +164,86 @@ class ShmSlotsTest {
   }
 
   @Test
-  void datafileRegions_fillTheSlotThemselves() throws IOException {
+  void takenSlot_filledWhereItIsMade_goesAsItIs() throws IOException {
     Pair p = pair(2, 256 * 1024);
-    byte[] file = bytes(300_000);
-    Path f = dir.resolve("datafile");
-    Files.write(f, file);
-    byte[] head = bytes(1000);
-    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
-      List<ReferenceCounted> parts = List.of(Unpooled.wrappedBuffer(head), new Region(ch, 4096, 100_000),
-          Unpooled.buffer(5000).writeZero(5000));
-      EmbeddedChannel enc = encoder(p.out());
-      enc.writeOutbound(new FileFlowData(5, parts, 106_000));
-      ByteBuf frame = wire(enc);
-      assertTrue(frame.readableBytes() < 64);
-      parts.forEach(x -> assertEquals(0, x.refCnt(), "the parts are consumed"));
-      EmbeddedChannel dec = decoder(p.in());
-      dec.writeInbound(frame);
-      Envelope env = dec.readInbound();
-      FlowData d = (FlowData) env.message();
-      assertEquals(5, env.id());
-      ByteBuffer want = ByteBuffer.allocate(106_000).put(head).put(file, 4096, 100_000).put(new byte[5000]);
-      assertArrayEquals(want.array(), ByteBufUtil.getBytes(d.payload()));
-      d.release();
-    }
+    byte[] data = bytes(200_000);
+    ByteBuf slot = p.out().taken(data.length);
+    assertEquals(0, slot.memoryAddress() % ShmSlots.PAGE, "page aligned, for a direct read into it");
+    assertEquals(256 * 1024, slot.capacity());
+    assertEquals(0, slot.readableBytes());
+    slot.writeBytes(data); // as a storage thread reads a datafile into it
+    assertEquals(1, p.out().busy());
+    EmbeddedChannel enc = encoder(p.out());
+    enc.writeOutbound(Envelope.oneway(5, new FlowData(slot)));
+    ByteBuf frame = wire(enc);
+    assertTrue(frame.readableBytes() < 64, "the frame names the slot, " + frame.readableBytes() + " bytes");
+    assertEquals(0, slot.refCnt(), "consumed");
+    assertEquals(1, p.out().busy(), "the slot went to the peer, not back to the free ones");
+    assertEquals(1, sender.get("shm.sent"));
+    assertEquals(200_000, sender.get("shm.sent-bytes"));
+    EmbeddedChannel dec = decoder(p.in());
+    dec.writeInbound(frame);
+    Envelope env = dec.readInbound();
+    FlowData d = (FlowData) env.message();
+    assertEquals(5, env.id());
+    assertArrayEquals(data, ByteBufUtil.getBytes(d.payload()));
+    d.release();
+    assertEquals(0, p.out().busy());
   }
 
   @Test
-  void aRegionThatCannotFill_goesOverTheSocket() throws IOException {
-    Pair p = pair(2, 256 * 1024);
-    Path f = dir.resolve("short");
-    Files.write(f, bytes(50_000));
-    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
-      Region past = new Region(ch, 40_000, 20_000); // ends past the file
-      EmbeddedChannel enc = encoder(p.out());
-      enc.writeOutbound(new FileFlowData(5, List.of(past), 20_000));
-      Object first = enc.readOutbound();
-      assertInstanceOf(ByteBuf.class, first, "the frame's header, then the region as it is");
-      assertEquals(0, p.out().busy(), "the slot taken for it is given back");
-      ((ByteBuf) first).release();
-      Object region = enc.readOutbound();
-      assertInstanceOf(Region.class, region);
-      ((ReferenceCounted) region).release();
+  void takenSlot_releasedUnsent_orSentInTheFrame_isFreeAgain() throws IOException {
+    Pair p = pair(2, 64 * 1024);
+    ByteBuf a = p.out().taken(1000);
+    ByteBuf b = p.out().taken(64 * 1024);
+    assertNull(p.out().taken(1), "both slots taken");
+    assertNull(p.out().taken(64 * 1024 + 1), "larger than a slot");
+    a.release(); // a flow that ended before sending it
+    assertEquals(1, p.out().busy());
+    byte[] small = bytes(ShmSlots.MIN_PAYLOAD - 1);
+    b.writeBytes(small);
+    EmbeddedChannel enc = encoder(p.out());
+    enc.writeOutbound(Envelope.oneway(1, new FlowData(b)));
+    ByteBuf frame = wire(enc);
+    assertTrue(frame.readableBytes() > small.length, "small: its bytes go in the frame");
+    EmbeddedChannel plain = decoder(null);
+    plain.writeInbound(frame);
+    FlowData d = (FlowData) ((Envelope) plain.readInbound()).message();
+    assertArrayEquals(small, ByteBufUtil.getBytes(d.payload()));
+    d.release();
+    assertEquals(0, p.out().busy(), "once written, its slot is free again");
+    p.out().close();
+    assertNull(p.out().taken(1), "none after close");
+  }
+
+  @Test
+  void slotsTakenFromManyThreads_areNeverTheSameTwice() throws Exception {
+    Pair p = pair(8, ShmSlots.PAGE);
+    java.util.concurrent.atomic.AtomicIntegerArray owned = new java.util.concurrent.atomic.AtomicIntegerArray(8);
+    java.util.concurrent.atomic.AtomicInteger twice = new java.util.concurrent.atomic.AtomicInteger();
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      Thread th = new Thread(() -> {
+        for (int i = 0; i < 20_000; i++) {
+          int s = p.out().take(1);
+          if (s < 0) {
+            continue;
+          }
+          if (!owned.compareAndSet(s, 0, 1)) {
+            twice.incrementAndGet();
+          }
+          owned.set(s, 0);
+          p.out().cancel(s);
+        }
+      });
+      th.start();
+      threads.add(th);
     }
+    for (Thread t : threads) {
+      t.join();
+    }
+    assertEquals(0, twice.get(), "a slot handed to two takers at once");
+    assertEquals(0, p.out().busy());
   }
 
   @Test
@@ -293,31 +326,5 @@ class ShmSlotsTest {
     assertThrows(IllegalArgumentException.class, () -> ShmSlots.attach(out.path(), out.token(), 2, 1000, receiver));
     out.unlink();
     assertFalse(Files.exists(out.path()));
-  }
-
-  /** A datafile region as the I/O server's: it fills a slot by reading the file. */
-  private static final class Region extends DefaultFileRegion implements ShmSlots.Fill {
-    private final FileChannel ch;
-
-    Region(FileChannel ch, long position, long count) {
-      super(ch, position, count);
-      this.ch = ch;
-    }
-
-    @Override
-    public void fill(ByteBuffer dst) throws IOException {
-      long at = position();
-      while (dst.hasRemaining()) {
-        if (ch.read(dst, at) < 0) {
-          throw new java.io.EOFException();
-        }
-        at = position() + dst.position();
-      }
-    }
-
-    @Override
-    protected void deallocate() {
-      // the test closes the channel
-    }
   }
 }
