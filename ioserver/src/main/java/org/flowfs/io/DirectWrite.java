@@ -26,6 +26,10 @@ import java.nio.file.StandardOpenOption;
  * <p>The page cache stays coherent: the kernel writes back and drops cached pages of the range a
  * direct write covers. Small writes (the random 4 KiB writers', the eager path's) stay buffered:
  * their latency is a copy, not a device round trip.
+ *
+ * <p>The same alignment serves direct reads ({@code io.direct-read}, {@link #read}): a read flow's
+ * aligned buffer read from the device straight into a client's slot of shared memory; the kernel
+ * writes back dirty cached pages of the range first, so such a read sees buffered writes too.
  */
 final class DirectWrite {
   /** The alignment used when the file system reports a smaller block (or none). */
