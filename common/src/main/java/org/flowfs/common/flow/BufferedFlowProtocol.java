@@ -585,8 +585,8 @@ public class BufferedFlowProtocol implements FlowProtocol {
       Handle h = s.handle();
       ByteBuf slot = n >= ShmSlots.MIN_PAYLOAD ? slotFor(ch, (int) n) : null;
       if (slot != null) {
-        // a client on this machine: the bytes go into shared memory where they are read, past the
-        // page cache where they can (the device puts them there), and the slot goes as it is
+        // a client on this machine: a storage thread reads the bytes into its shared memory (from
+        // the device itself with io.direct-read, where aligned), and the slot goes as it is
         s.storage().executor().execute(() -> {
           Throwable failure = null;
           try {
