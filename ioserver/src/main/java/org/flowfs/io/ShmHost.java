@@ -3,7 +3,6 @@ package org.flowfs.io;
 import io.netty.util.Attribute;
 import io.netty.util.AttributeKey;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -61,7 +60,7 @@ final class ShmHost {
     made.get().incrementAndGet();
     Path p = slots.path();
     slots.close(); // unmapped here: this side maps it when the client attaches it, like a client's own
-    ctx.channel().closeFuture().addListener(f -> unlink(p));
+    ctx.channel().closeFuture().addListener(f -> slots.unlink());
     return CompletableFuture.completedFuture(new ShmMadeResp(p.toString(), slots.token()));
   }
 
@@ -88,13 +87,5 @@ final class ShmHost {
     }
     counters.increment("shm.attached");
     return CompletableFuture.completedFuture(OkResp.INSTANCE);
-  }
-
-  private static void unlink(Path p) {
-    try {
-      Files.deleteIfExists(p);
-    } catch (IOException e) {
-      // nothing more to do: it goes with /dev/shm at the latest
-    }
   }
 }

@@ -48,8 +48,9 @@ import org.flowfs.common.Counters;
  * server may not open the client's files (a mount run as root, I/O servers as their own user),
  * the server makes it for the client. It is unlinked once both mapped it: the mappings are all that
  * is left, and each side unmaps its own when the connection closed and the last buffer over it is
- * released. The sender side is used from one thread (the connection's event loop); the receiver
- * side's releases come from any thread.
+ * released. The sender takes slots from any thread (a storage thread reading into one, {@link
+ * #taken}) and hands them over on the connection's event loop; the receiver's releases come from
+ * any thread.
  */
 public final class ShmSlots {
   /** The channel attribute holding the slots a connection's outgoing payloads may use. */
@@ -250,8 +251,8 @@ public final class ShmSlots {
 
   /**
    * Sender: takes a free slot for {@code length} bytes, the lowest numbered (so that a connection
-   * that needs few touches few pages); -1 when none is free or it does not fit. Fill it through
-   * {@link #slot}, then {@link #handedOver} it, or {@link #cancel} it. Any thread.
+   * that needs few touches few pages); -1 when none is free or it does not fit. {@link #cancel}
+   * gives it back unsent. Any thread.
    */
   public int take(int length) {
     if (length <= slotSize && !closed) {
@@ -281,16 +282,16 @@ public final class ShmSlots {
       exit();
       return null;
     }
-    return new Taken(this, s, map.slice(PAGE + s * slotSize, slotSize));
+    return new Taken(this, s, slot(s, slotSize));
   }
 
-  /** Sender: the first {@code length} bytes of taken slot {@code s}, to fill. */
-  public ByteBuffer slot(int s, int length) {
+  /** The first {@code length} bytes of slot {@code s}. */
+  private ByteBuffer slot(int s, int length) {
     return map.slice(PAGE + s * slotSize, length);
   }
 
   /** Sender: a slot of {@code length} bytes goes to the peer (counts it). */
-  public void handedOver(int length) {
+  private void handedOver(int length) {
     sent.increment();
     sentBytes.add(length);
   }
@@ -342,8 +343,7 @@ public final class ShmSlots {
     }
     received.increment();
     receivedBytes.add(length);
-    ByteBuffer b = map.slice(PAGE + slot * slotSize, length);
-    return new SlotBuf(UnpooledByteBufAllocator.DEFAULT, b, () -> {
+    return new SlotBuf(UnpooledByteBufAllocator.DEFAULT, slot(slot, length), () -> {
       state(slot, 0);
       exit();
     }).writerIndex(length);
