@@ -216,6 +216,9 @@ public final class Bench implements Callable<Integer> {
             JitActivity.Round round = () -> {
               Workloads.empty(t.root());
               new Workloads(sizes).run(group, t.root(), r -> sink.add(t.name(), r));
+              if (group.equals("seq") && t.name().equals("local")) {
+                Workloads.disk(t.root(), sizes.seqMib(), r -> sink.add(t.name(), r)); // what the disk gives, in turn with the rest
+              }
             };
             if (rep < 0) {
               // a JVM (FlowFS's six, nullfuse) compiles the hot paths of each workload over its first

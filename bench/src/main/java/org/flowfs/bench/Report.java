@@ -149,12 +149,53 @@ final class Report {
    */
   Double apiRatio(Row row) {
     Double api = median(row.name(), "flowfs");
-    String way = row.name().contains("-write") ? "-write" : "-read";
-    Double mount = median("mount" + way, "flowfs");
-    if (mount == null) {
-      mount = median("seq" + way, "flowfs");
-    }
+    Double mount = mountFigure(row);
     return api == null || mount == null || mount == 0 ? null : api / mount;
+  }
+
+  /** The figure through the mount an api row compares with ({@link #apiRatio}); null if none. */
+  private Double mountFigure(Row row) {
+    String way = "-" + way(row);
+    Double mount = median("mount" + way, "flowfs");
+    return mount != null ? mount : median("seq" + way, "flowfs");
+  }
+
+  /** "write" or "read": the direction a row measures. */
+  private static String way(Row row) {
+    return row.name().contains("-write") ? "write" : "read";
+  }
+
+  /**
+   * What the disk gives by itself in {@code way} ("write" or "read"), in MB/s: the local system's
+   * {@code disk-write} or {@code disk-read} ({@link Workloads#disk}); null if not measured.
+   */
+  Double disk(String way) {
+    return median("disk-" + way, "local");
+  }
+
+  /**
+   * What a row's strictest target asks of FlowFS, in MB/s: the larger of its multiples of bindfs
+   * and of the store-nothing file system, or for an api row its multiple of the mount; null for
+   * rows in other units, without a target, or without the figures.
+   */
+  Double asked(Row row) {
+    if (!row.unit().equals("MB/s")) {
+      return null;
+    }
+    if (row.name().startsWith("api-")) {
+      Double mount = mountFigure(row);
+      return mount == null || apiTarget(row) == 0 ? null : apiTarget(row) * mount;
+    }
+    double most = 0;
+    Double b = median(row.name(), "bindfs");
+    if (row.minVsBindfs() > 0 && b != null) {
+      most = row.minVsBindfs() * b;
+    }
+    Double n = median(row.name(), "nullfuse");
+    if (row.minVsNull() > 0 && n != null) {
+      most = Math.max(most, row.minVsNull() * n);
+    }
+    return most > 0 ? most : null;
   }
 
   /**
@@ -226,6 +267,20 @@ final class Report {
             num(median("scale-" + n + "-read", "flowfs")), num(n * ScaleWorkload.LINK_MBPS), num(w), num(r), ok ? "met" : "NOT MET"));
       }
     }
+    Double dw = disk("write");
+    Double dr = disk("read");
+    if (dw != null && dr != null) {
+      sb.append(String.format(Locale.ROOT, "%nthe disk itself (fio, O_DIRECT, 1 MiB pieces, 4 in flight, where the systems keep their data):"
+          + " write %s MB/s, read %s MB/s; what the targets ask of FlowFS against it:%n", num(dw), num(dr)));
+      for (Row row : ROWS) {
+        Double a = asked(row);
+        if (a != null && values.containsKey(row.name())) {
+          double d = way(row).equals("write") ? dw : dr;
+          sb.append(String.format(Locale.ROOT, "  %-16s asks %6s MB/s, %.2fx the disk's %s%s%n", row.name(), num(a), a / d, way(row),
+              a > d ? ": more than the disk gives" : ""));
+        }
+      }
+    }
     if (!memory.isEmpty()) {
       sb.append("\npeak RSS (MiB): ");
       memory.forEach((k, v) -> sb.append(k).append('=').append(v).append(' '));
@@ -277,6 +332,7 @@ final class Report {
       Boolean ok = met(row);
       sb.append("}, \"ratioBindfs\": ").append(ratio(row, "bindfs")).append(", \"ratioNull\": ").append(ratio(row, "nullfuse"))
           .append(", \"ratioMount\": ").append(row.name().startsWith("api-") ? apiRatio(row) : null)
+          .append(", \"asksMBps\": ").append(asked(row))
           .append(", \"met\": ").append(ok).append('}');
     }
     sb.append("\n  ],\n  \"scale\": {\"linkMBps\": ").append(ScaleWorkload.LINK_MBPS).append(", \"target\": ").append(SCALE_TARGET)
@@ -292,7 +348,10 @@ final class Report {
           .append(", \"ratioWrite\": ").append(scaleRatio(n, "write"))
           .append(", \"ratioRead\": ").append(scaleRatio(n, "read")).append('}');
     }
-    sb.append("]},\n  \"peakRssMib\": {");
+    sb.append("]},\n  \"diskMBps\": {\"write\": ").append(disk("write")).append(", \"read\": ").append(disk("read"))
+        .append(", \"values\": {\"write\": ").append(values.getOrDefault("disk-write", Map.of()).get("local"))
+        .append(", \"read\": ").append(values.getOrDefault("disk-read", Map.of()).get("local"))
+        .append("}},\n  \"peakRssMib\": {");
     i = 0;
     for (Map.Entry<String, Long> e : memory.entrySet()) {
       sb.append(i++ == 0 ? "" : ", ").append(q(e.getKey())).append(": ").append(e.getValue());

@@ -95,6 +95,24 @@ final class Workloads {
     Files.deleteIfExists(f);
   }
 
+  /**
+   * What the disk under {@code root} gives by itself, past every cache: {@code mib} MiB written and
+   * read back by fio with {@code O_DIRECT} in 1 MiB pieces, 4 in flight (the most this kind of
+   * disk gave: 1 MiB pieces one at a time, or 256 KiB ones, gave less): rows {@code disk-write} and
+   * {@code disk-read} of the local system. The sequential and api rows' targets ask FlowFS for
+   * figures; these say whether the disk has them to give.
+   */
+  static void disk(Path root, int mib, Consumer<Result> out) throws Exception {
+    String common = "fio --name=disk --filename=disk.bin --size=" + mib + "M --bs=1M --direct=1 --ioengine=libaio "
+        + "--iodepth=4 --output-format=json";
+    String w = sh(root, common + " --rw=write --end_fsync=1");
+    out.accept(new Result("disk-write", fio(w, "write", "bw_bytes") / 1e6));
+    dropCaches();
+    String r = sh(root, common + " --rw=read");
+    out.accept(new Result("disk-read", fio(r, "read", "bw_bytes") / 1e6));
+    Files.deleteIfExists(root.resolve("disk.bin"));
+  }
+
   private void par(Path root, Consumer<Result> out) throws Exception {
     int each = sizes.parMib;
     long t = timed(() -> sh(root, "for i in 1 2 3 4; do dd if=/dev/zero of=par$i.bin bs=1M count=" + each
@@ -127,14 +145,21 @@ final class Workloads {
     Files.deleteIfExists(root.resolve("rand.bin"));
   }
 
-  /** A figure of fio's JSON output: the {@code iops} of a direction, or its 99th completion-latency percentile (ns). */
+  /**
+   * A figure of fio's JSON output: the {@code iops} of a direction, its {@code bw_bytes} (bytes
+   * per second), or its 99th completion-latency percentile (ns, any other {@code what}).
+   */
   static double fio(String json, String direction, String what) {
     int at = json.indexOf("\"" + direction + "\" : {");
     if (at < 0) {
       throw new IllegalStateException("no " + direction + " section in fio's output:\n" + json);
     }
     String section = json.substring(at);
-    Pattern p = what.equals("iops") ? Pattern.compile("\"iops\" : ([0-9.]+)") : Pattern.compile("\"99\\.000000\" : ([0-9]+)");
+    Pattern p = switch (what) {
+      case "iops" -> Pattern.compile("\"iops\" : ([0-9.]+)");
+      case "bw_bytes" -> Pattern.compile("\"bw_bytes\" : ([0-9]+)");
+      default -> Pattern.compile("\"99\\.000000\" : ([0-9]+)");
+    };
     Matcher m = p.matcher(section);
     if (!m.find()) {
       throw new IllegalStateException("no " + what + " for " + direction + " in fio's output");

@@ -50,6 +50,8 @@ class BenchSmokeTest {
       assertTrue(samples.stream().allMatch(v -> v > 0), process + " was not alive throughout the soak: " + samples);
     });
     assertTrue(r.soak().rssMib().containsKey("mount"), r.soak().rssMib().toString());
+    assertTrue(r.disk("write") > 0 && r.disk("read") > 0, "what the disk gives by itself, measured beside the local rows");
+    assertTrue(r.table().contains("the disk itself"), r.table());
     assertTrue(r.table().contains("scale:"), r.table());
     assertTrue(r.table().contains("soak target"), r.table());
     Workloads.sh(Path.of("/"), "test -z \"$(ip netns list | grep ffsb-io)\"");
