@@ -13,15 +13,25 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class NamedThreads implements ThreadFactory {
   private final String prefix;
+  private final boolean confined;
   private final AtomicInteger n = new AtomicInteger();
 
   public NamedThreads(String prefix) {
+    this(prefix, true);
+  }
+
+  private NamedThreads(String prefix, boolean confined) {
     this.prefix = prefix;
+    this.confined = confined;
   }
 
   @Override
   public Thread newThread(Runnable r) {
-    Thread t = new Thread(confined(r), prefix + "-" + n.getAndIncrement());
+    Runnable run = confined ? confined(r) : () -> {
+      ServiceCpus.release();
+      r.run();
+    };
+    Thread t = new Thread(run, prefix + "-" + n.getAndIncrement());
     t.setDaemon(true);
     return t;
   }
@@ -38,6 +48,16 @@ public final class NamedThreads implements ThreadFactory {
   public static ExecutorService pool(String prefix, int threads) {
     return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
         new NamedThreads(prefix));
+  }
+
+  /**
+   * A fixed pool of {@code threads} threads named {@code prefix-N} that run on every CPU the
+   * process had before the service CPUs were installed ({@link ServiceCpus#release}), whoever
+   * started them.
+   */
+  public static ExecutorService unconfinedPool(String prefix, int threads) {
+    return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+        new NamedThreads(prefix, false));
   }
 
   /**

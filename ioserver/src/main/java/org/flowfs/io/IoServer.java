@@ -76,6 +76,8 @@ public final class IoServer implements AutoCloseable {
   private final BStreamStore store;
   private final HandleAllocator allocator;
   private final ExecutorService pool;
+  /** Where read flows' bulk reads run: {@link #pool}, or with io.reads-anywhere a pool of its own on every CPU. */
+  private final ExecutorService readPool;
   private final Counters counters = new Counters();
   private final RpcServer rpc;
   private final int maxRead;
@@ -103,8 +105,9 @@ public final class IoServer implements AutoCloseable {
       throw e;
     }
     this.pool = NamedThreads.pool("io-store-" + id, config.io().threads());
+    this.readPool = config.io().readsAnywhere() ? NamedThreads.unconfinedPool("io-read-" + id, config.io().threads()) : pool;
     this.maxRead = (int) Math.min(Integer.MAX_VALUE, config.rpc().maxFrame() - Frames.HEADER - 64);
-    this.flowStorage = new StoreFlowStorage(store, pool, counters, config.io().sendfile());
+    this.flowStorage = new StoreFlowStorage(store, pool, readPool, counters, config.io().sendfile());
     this.eager = new EagerWrites(config.rpc().timeout());
     FlowConfig fc = config.flow();
     List<FlowProtocol> protocols = new ArrayList<>(List.of(
@@ -308,6 +311,9 @@ public final class IoServer implements AutoCloseable {
     rpc.close();
     flows.close();
     NamedThreads.shutdown(pool, 5000);
+    if (readPool != pool) {
+      NamedThreads.shutdown(readPool, 5000);
+    }
     store.close();
     allocator.close();
     lock.close();

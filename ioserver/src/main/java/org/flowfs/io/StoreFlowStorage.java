@@ -13,13 +13,18 @@ import org.flowfs.common.flow.Pieces;
 final class StoreFlowStorage implements FlowStorage {
   private final BStreamStore store;
   private final Executor pool;
+  private final Executor readPool;
   private final Counters counters;
   private final boolean sendfile;
 
-  /** With {@code sendfile}, flows that read send from the page cache ({@link #regions}). */
-  StoreFlowStorage(BStreamStore store, Executor pool, Counters counters, boolean sendfile) {
+  /**
+   * With {@code sendfile}, flows that read send from the page cache ({@link #regions}); their
+   * bulk reads otherwise run on {@code readPool}.
+   */
+  StoreFlowStorage(BStreamStore store, Executor pool, Executor readPool, Counters counters, boolean sendfile) {
     this.store = store;
     this.pool = pool;
+    this.readPool = readPool;
     this.counters = counters;
     this.sendfile = sendfile;
   }
@@ -27,6 +32,11 @@ final class StoreFlowStorage implements FlowStorage {
   @Override
   public Executor executor() {
     return pool;
+  }
+
+  @Override
+  public Executor readExecutor() {
+    return readPool;
   }
 
   @Override

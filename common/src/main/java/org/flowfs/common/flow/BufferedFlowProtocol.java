@@ -587,7 +587,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
       if (slot != null) {
         // a client on this machine: a storage thread reads the bytes into its shared memory (from
         // the device itself with io.direct-read, where aligned), and the slot goes as it is
-        s.storage().executor().execute(() -> {
+        s.storage().readExecutor().execute(() -> {
           Throwable failure = null;
           try {
             if (!s.storage().readDirect(h, pieces, slot)) {
@@ -607,7 +607,7 @@ public class BufferedFlowProtocol implements FlowProtocol {
         continue;
       }
       ByteBuf buf = alloc.directBuffer((int) n);
-      s.storage().executor().execute(() -> {
+      s.storage().readExecutor().execute(() -> {
         Throwable failure = null;
         try {
           readPieces(s.storage(), h, pieces, buf);

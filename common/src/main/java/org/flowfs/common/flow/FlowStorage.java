@@ -15,6 +15,15 @@ public interface FlowStorage {
   /** Where storage work runs (the I/O server's {@code io-store-N} pool). */
   Executor executor();
 
+  /**
+   * Where a read flow's bulk reads run (a buffer's worth read from the datafiles, and copied into
+   * the client's shared memory or a buffer): {@link #executor()} unless the storage gives them a
+   * pool of their own ({@code io.reads-anywhere}).
+   */
+  default Executor readExecutor() {
+    return executor();
+  }
+
   /** Appends up to {@code length} bytes at {@code offset} to {@code dst}; returns the count (short at the end). */
   int read(Handle h, long offset, int length, ByteBuf dst);
 

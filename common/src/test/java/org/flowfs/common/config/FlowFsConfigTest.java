@@ -44,7 +44,7 @@ class FlowFsConfigTest {
     assertEquals(Duration.ofMinutes(2), c.meta().dirLeaseGrace());
     assertEquals(1, c.ioServers().size());
     assertEquals(new IoServerConfig(0, InetSocketAddress.createUnresolved("io0.example", 7001), null), c.ioServer(0));
-    assertEquals(new IoConfig(4, 1024, 8L << 20, true, 128L << 10, 0), c.io());
+    assertEquals(new IoConfig(4, 1024, 8L << 20, true, 128L << 10, 0, true), c.io());
     assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0, 64 * 1024), c.layout());
     assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
         Secret.of(SECRET), "cubic"), c.rpc());
@@ -75,6 +75,7 @@ class FlowFsConfigTest {
         "io.open-files = 4096",
         "io.direct-write = 0",
         "io.direct-read = 256KiB",
+        "io.reads-anywhere = false",
         "layout.distribution = basic_dist",
         "layout.strip-size = 1MiB",
         "layout.servers = 2",
@@ -113,7 +114,7 @@ class FlowFsConfigTest {
     assertEquals(Path.of("/srv/io0"), c.ioServer(0).requireDir());
     assertEquals(0, c.ioServer(1).address().getPort());
     assertNull(c.ioServer(1).dir());
-    assertEquals(new IoConfig(16, 4096, 8L << 20, true, 0, 256L << 10), c.io());
+    assertEquals(new IoConfig(16, 4096, 8L << 20, true, 0, 256L << 10, false), c.io());
     assertEquals("0-1,3", c.node().serviceCpus().toString());
     assertEquals("0-1,3", c.effective().get("node.service-cpus"));
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
@@ -178,6 +179,7 @@ class FlowFsConfigTest {
     assertProblem(refused("layout.head-bytes = 2MiB"), "key 'layout.head-bytes': 2MiB is outside 0..1MiB");
     assertProblem(refused("io.direct-write = 2GiB"), "key 'io.direct-write': 2GiB is outside 0..1GiB");
     assertProblem(refused("io.direct-read = lots"), "key 'io.direct-read'");
+    assertProblem(refused("io.reads-anywhere = sometimes"), "key 'io.reads-anywhere'");
     assertProblem(refused("client.fuse-nice = -21"), "key 'client.fuse-nice'");
     assertProblem(refused("client.fuse-nice = 1"), "key 'client.fuse-nice'");
     assertProblem(refused("client.readdir-ahead = 65"), "key 'client.readdir-ahead'");
