@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Named, daemon thread pools, so a thread dump says which component a thread belongs to. Their
- * threads run on the service CPUs ({@link ServiceCpus}) whoever started them.
+ * threads run on the service CPUs ({@link ServiceCpus}) whoever started them, but those of an
+ * {@link #unconfinedPool}, which run on every CPU the process had.
  */
 public final class NamedThreads implements ThreadFactory {
   private final String prefix;

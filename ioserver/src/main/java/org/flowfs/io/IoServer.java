@@ -65,7 +65,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One I/O server: its storage directory, its handle range, and the operations on its datafiles,
- * served over the network. Disk work runs on the {@code io-store-N} pool, never on event loops.
+ * served over the network. Disk work runs on the {@code io-store-N} pool (a read flow's reads,
+ * with io.reads-anywhere, on {@code io-read-N}), never on event loops.
  */
 public final class IoServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(IoServer.class);
