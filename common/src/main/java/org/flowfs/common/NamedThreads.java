@@ -28,11 +28,7 @@ public final class NamedThreads implements ThreadFactory {
 
   @Override
   public Thread newThread(Runnable r) {
-    Runnable run = confined ? confined(r) : () -> {
-      ServiceCpus.release();
-      r.run();
-    };
-    Thread t = new Thread(run, prefix + "-" + n.getAndIncrement());
+    Thread t = new Thread(confined ? confined(r) : released(r), prefix + "-" + n.getAndIncrement());
     t.setDaemon(true);
     return t;
   }
@@ -45,10 +41,21 @@ public final class NamedThreads implements ThreadFactory {
     };
   }
 
+  /** {@code r}, run on every CPU the process had before the service CPUs ({@link ServiceCpus#release}). */
+  private static Runnable released(Runnable r) {
+    return () -> {
+      ServiceCpus.release();
+      r.run();
+    };
+  }
+
   /** A fixed pool of {@code threads} threads named {@code prefix-N}. */
   public static ExecutorService pool(String prefix, int threads) {
-    return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-        new NamedThreads(prefix));
+    return fixed(threads, new NamedThreads(prefix));
+  }
+
+  private static ExecutorService fixed(int threads, NamedThreads factory) {
+    return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
   }
 
   /**
@@ -57,8 +64,7 @@ public final class NamedThreads implements ThreadFactory {
    * started them.
    */
   public static ExecutorService unconfinedPool(String prefix, int threads) {
-    return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-        new NamedThreads(prefix, false));
+    return fixed(threads, new NamedThreads(prefix, false));
   }
 
   /**
