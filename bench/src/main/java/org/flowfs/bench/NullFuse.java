@@ -25,6 +25,11 @@ import ru.serce.jnrfuse.struct.Timespec;
  * threads with requests of up to 1 MiB, the same kernel read-ahead), so it measures what jnr-fuse
  * and that path cost: the ceiling of a Java FUSE file system like FlowFS on this machine for
  * sequential I/O.
+ *
+ * <p>It mounts with {@code hard_remove}: the kernel sends a file's release after {@code close}
+ * returns, so an unlink right after a reader closed can find the file still open, and libfuse
+ * would then keep it under a hidden name (a rename) instead; a file system that keeps no data has
+ * nothing to keep readable.
  */
 public final class NullFuse extends FuseStubFS {
   private final Map<String, AtomicLong> files = new ConcurrentHashMap<>();
@@ -36,7 +41,7 @@ public final class NullFuse extends FuseStubFS {
     int max = FuseLoop.MAX_REQUEST;
     CompletableFuture<Integer> loop = FuseLoop.start(fs.fuseOperations, List.of("nullfuse", "-o",
         "fsname=nullfuse,subtype=nullfuse,big_writes,max_write=" + max + ",max_read=" + max + ",max_readahead=" + max
-            + ",allow_other,attr_timeout=1,entry_timeout=1", mnt.toString()), FuseMount.FUSE_THREADS, 0);
+            + ",allow_other,attr_timeout=1,entry_timeout=1,hard_remove", mnt.toString()), FuseMount.FUSE_THREADS, 0);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       if (!loop.isDone()) {
         FuseMount.unmount(mnt);
@@ -117,6 +122,16 @@ public final class NullFuse extends FuseStubFS {
   @Override
   public int unlink(String path) {
     return files.remove(path) == null ? -ErrorCodes.ENOENT() : 0;
+  }
+
+  @Override
+  public int rename(String oldpath, String newpath) {
+    AtomicLong size = files.remove(oldpath);
+    if (size == null) {
+      return -ErrorCodes.ENOENT();
+    }
+    files.put(newpath, size);
+    return 0;
   }
 
   @Override
