@@ -6,6 +6,7 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.SocketException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -285,7 +286,9 @@ final class FuzzCampaign {
       };
       lastKind = "member garbage (closing)";
     }
+    int port = -1;
     try (RawPeer p = member(t, 30_000)) {
+      port = p.socket().getLocalPort();
       Reader rd = new Reader(p);
       OutputStream out = p.socket().getOutputStream();
       for (byte[] f : frames) {
@@ -307,14 +310,27 @@ final class FuzzCampaign {
       }
       if (last != null) {
         count(t, lastKind, 1);
-        out.write(last);
-        out.flush();
+        try {
+          out.write(last);
+          out.flush();
+        } catch (SocketException e) {
+          // the server closed the connection on the frame's first bytes, before the rest of it
+          // was written (a length past the limit is known from the header): as it must
+          if (!rd.awaitClosed(10_000)) {
+            failure(t, lastKind + ": writing it failed (" + e + ") but the connection did not close");
+          }
+          return;
+        }
         if ((complete(last) || frameLength(last) > MAX_FRAME - Frames.LENGTH_FIELD) && !rd.awaitClosed(10_000)) {
           failure(t, lastKind + " did not close the connection: " + hex(last));
         }
       }
     } catch (IOException e) {
-      failure(t, "member connection (" + frames.size() + " frames): " + e);
+      StringBuilder sent = new StringBuilder();
+      for (byte[] f : frames) {
+        sent.append("\n  ").append(describe(f)).append(f.length <= 256 ? ": " + hex(f) : "");
+      }
+      failure(t, "member connection from port " + port + " (" + frames.size() + " frames): " + e + sent);
     }
   }
 
