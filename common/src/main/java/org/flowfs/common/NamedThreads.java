@@ -14,21 +14,22 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class NamedThreads implements ThreadFactory {
   private final String prefix;
-  private final boolean confined;
+  /** Whether its threads stay on the service CPUs ({@link #confined}) or run on every CPU ({@link #released}). */
+  private final boolean onServiceCpus;
   private final AtomicInteger n = new AtomicInteger();
 
   public NamedThreads(String prefix) {
     this(prefix, true);
   }
 
-  private NamedThreads(String prefix, boolean confined) {
+  private NamedThreads(String prefix, boolean onServiceCpus) {
     this.prefix = prefix;
-    this.confined = confined;
+    this.onServiceCpus = onServiceCpus;
   }
 
   @Override
   public Thread newThread(Runnable r) {
-    Thread t = new Thread(confined ? confined(r) : released(r), prefix + "-" + n.getAndIncrement());
+    Thread t = new Thread(onServiceCpus ? confined(r) : released(r), prefix + "-" + n.getAndIncrement());
     t.setDaemon(true);
     return t;
   }
