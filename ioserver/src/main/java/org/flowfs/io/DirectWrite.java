@@ -20,8 +20,8 @@ import java.nio.file.StandardOpenOption;
  * bookkeeping per page (allocating, charging, marking dirty, writing back, completing, freeing),
  * and the data then sits in the server's memory although the client that wrote it keeps its own
  * copy. Direct, the bookkeeping is gone, and so is the copy where the payload arrived aligned.
- * Four {@code dd} writers on one {@code flowfs up} (2 CPUs): 25-30% less CPU per byte (README,
- * "Direct writes on the I/O servers").
+ * Four {@code dd} writers on one {@code flowfs up} (2 CPUs): 25-30% less CPU per byte
+ * ({@code bench/HISTORY.md}, "Direct writes on the I/O servers").
  *
  * <p>The page cache stays coherent: the kernel writes back and drops cached pages of the range a
  * direct write covers. Small writes (the random 4 KiB writers', the eager path's) stay buffered:
