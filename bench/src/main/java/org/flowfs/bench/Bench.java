@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.flowfs.common.CpuSet;
+import org.flowfs.common.HugePagePool;
 import org.flowfs.common.ServiceCpus;
 import org.flowfs.common.config.NodeConfig;
 import org.flowfs.fuse.MountTable;
@@ -58,6 +59,16 @@ public final class Bench implements Callable<Integer> {
           + " not the scale group's servers, which stand for other machines). Default: last, the machine's last CPU when it"
           + " has two or more; none: anywhere.")
   String serviceCpus = "last";
+
+  @Option(names = "--huge-pages", paramLabel = "N|none",
+      description = "Huge pages of 2 MiB the benchmark adds to the machine's pool for the run (vm.nr_hugepages, given back at"
+          + " the end) and mounts a hugetlbfs of, where the FlowFS under test keeps its shared memory (node.shm-dir), with"
+          + " io.direct-read = 128KiB: reads from the device straight into it, as a site that gives FlowFS huge pages runs it."
+          + " Default: 256 (512 MiB); none: /dev/shm and reads through the page cache, FlowFS's defaults.")
+  String hugePages = String.valueOf(HUGE_PAGES);
+
+  /** Huge pages for the mount's and the API client's files of shared memory with 4 I/O servers, and room to spare. */
+  static final int HUGE_PAGES = 256;
 
   @Option(names = "--scale-servers", split = ",", paramLabel = "N",
       description = "I/O server counts of the scale group (default: 1,2,4,8; --smoke: 1,2); at most 8.")
@@ -139,12 +150,19 @@ public final class Bench implements Callable<Integer> {
     if (!cpus.isEmpty()) {
       tested.add(NodeConfig.SERVICE_CPUS + "=" + cpus);
     }
-    if (!tested.isEmpty()) {
-      report.note("flowfs config", String.join(", ", tested));
-    }
     List<AutoCloseable> opened = new ArrayList<>(); // closed in reverse, at the end or on SIGTERM/Ctrl-C
     Thread onSignal = new Thread(() -> closeAll(opened), "bench-cleanup");
     Runtime.getRuntime().addShutdownHook(onSignal);
+    HugePagePool huge = hugePages(opened, report);
+    if (huge != null) {
+      tested.add(NodeConfig.SHM_DIR + "=" + huge.dir());
+      if (flowfsConfig.stream().noneMatch(kv -> kv.startsWith("io.direct-read="))) {
+        tested.add("io.direct-read=128KiB");
+      }
+    }
+    if (!tested.isEmpty()) {
+      report.note("flowfs config", String.join(", ", tested));
+    }
     List<Target> targets = new ArrayList<>();
     ScaleWorkload scale = null;
     try (MemorySampler mem = new MemorySampler()) {
@@ -249,6 +267,35 @@ public final class Bench implements Callable<Integer> {
       }
     }
     return report;
+  }
+
+  /**
+   * The huge pages {@code --huge-pages} asks for, mounted under the work directory (closed with
+   * {@code opened}); null for none, or when the machine has no hugetlbfs (said in the report).
+   */
+  private HugePagePool hugePages(List<AutoCloseable> opened, Report report) throws IOException {
+    if (hugePages.equals("none") || flowfsConfig.stream().anyMatch(kv -> kv.startsWith(NodeConfig.SHM_DIR + "="))) {
+      return null;
+    }
+    int pages;
+    try {
+      pages = Integer.parseInt(hugePages);
+    } catch (NumberFormatException e) {
+      pages = -1;
+    }
+    if (pages < 1) {
+      throw new CommandLine.ParameterException(new CommandLine(this), "--huge-pages: a count of at least 1, or none");
+    }
+    HugePagePool pool;
+    try {
+      pool = opened(opened, HugePagePool.mount(work.resolve("hugepages"), pages, "mode=1777"));
+    } catch (IOException e) {
+      report.note("huge pages", "none: " + e.getMessage());
+      return null;
+    }
+    report.note("huge pages", pages + " added to the machine's pool for the run, " + HugePagePool.available()
+        + " available at the start, mounted at " + pool.dir() + " (node.shm-dir)");
+    return pool;
   }
 
   /** {@link Workloads#sequential} of {@code mib} MiB in {@code target}'s emptied root. */

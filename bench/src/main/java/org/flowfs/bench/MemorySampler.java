@@ -8,7 +8,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Samples the resident set size (VmRSS) of processes every 200 ms and keeps each one's peak, and
+ * Samples the resident set size of processes (VmRSS, and the huge pages they map) every 200 ms and keeps each one's peak, and
  * the phase of the run (a workload group and repetition) it was reached in.
  */
 final class MemorySampler implements AutoCloseable {
@@ -67,17 +67,23 @@ final class MemorySampler implements AutoCloseable {
     return m;
   }
 
+  /**
+   * The process's resident memory in KiB: its RSS, and the huge pages it maps ({@code
+   * HugetlbPages}, shared memory in a hugetlbfs, {@code node.shm-dir}), which RSS leaves out; -1
+   * when it is gone.
+   */
   static long rssKib(long pid) {
     try {
+      long kib = -1;
       for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-        if (line.startsWith("VmRSS:")) {
-          return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        if (line.startsWith("VmRSS:") || line.startsWith("HugetlbPages:")) {
+          kib = Math.max(kib, 0) + Long.parseLong(line.replaceAll("[^0-9]", ""));
         }
       }
+      return kib;
     } catch (IOException | NumberFormatException e) {
       return -1;
     }
-    return -1;
   }
 
   @Override

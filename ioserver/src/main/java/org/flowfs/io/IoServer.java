@@ -158,7 +158,7 @@ public final class IoServer implements AutoCloseable {
         CompletableFuture.completedFuture(new StatsResp("ioserver", id, counters.snapshot())));
     t.blocking(PrecreateReq.class, Access.MODIFY, pool, (q, ctx) -> new HandlesResp(allocator.allocate(q.count())));
     // a client on this machine shares memory for the payloads of each direction (ShmSlots)
-    new ShmHost(counters).register(t);
+    new ShmHost(counters, config.node().shmDir()).register(t);
     // the short write: the data rides in the request
     t.blocking(WriteReq.class, Access.MODIFY, pool, (q, ctx) -> {
       try {

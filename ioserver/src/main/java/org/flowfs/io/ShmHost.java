@@ -24,16 +24,19 @@ import org.flowfs.common.wire.ShmSlots;
  * the file of slots the client names for one direction of the connection ({@link ShmAttachReq}),
  * and makes one for a client that it may not open the files of ({@link ShmMakeReq}: the file is
  * this server's, which that client may open, e.g. a mount run as root). Both on the connection's
- * event loop: files of a few MiB in a tmpfs, no disk.
+ * event loop: files of a few MiB in a tmpfs (or hugetlbfs), no disk.
  */
 final class ShmHost {
   /** Files a connection may have this server make: one per direction. */
   static final int MOST_MADE = 2;
   private static final AttributeKey<AtomicInteger> MADE = AttributeKey.valueOf("flowfs.shm.made");
   private final Counters counters;
+  private final Path dir;
 
-  ShmHost(Counters counters) {
+  /** Makes files in {@code dir} ({@code node.shm-dir}). */
+  ShmHost(Counters counters, Path dir) {
     this.counters = counters;
+    this.dir = dir;
   }
 
   void register(OpTable t) {
@@ -50,7 +53,7 @@ final class ShmHost {
     }
     ShmSlots slots;
     try {
-      slots = ShmSlots.create(ShmSlots.DIR, q.slots(), q.slotSize(), counters);
+      slots = ShmSlots.make(dir, q.slots(), q.slotSize(), counters);
     } catch (IllegalArgumentException e) {
       throw new FsException(Errno.EINVAL, "shared memory of " + e.getMessage());
     } catch (IOException | RuntimeException e) {

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.flowfs.common.HugePagePool;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -67,6 +68,35 @@ class SharedMemoryTest {
       String why = fs.counters("shm.");
       assertTrue(fs.counter("shm.received-bytes") >= 20_000_000, why);
       assertTrue(servers(fs, "store.direct-read-bytes") >= 20_000_000, "read past the page cache: " + servers(fs, "store.direct-read-bytes"));
+    }
+  }
+
+  /**
+   * With node.shm-dir on a hugetlbfs, the slots are in huge pages, and a read flow's aligned
+   * buffers go from the device straight into them (io.direct-read), each one piece of memory.
+   */
+  @Test
+  void hugePages_slotsThere_directReadsIntoThem(@TempDir Path tmp) throws Exception {
+    assumeTrue("root".equals(System.getProperty("user.name")), "mounts a hugetlbfs: needs root");
+    try (HugePagePool huge = HugePagePool.mount(tmp.resolve("huge"), 96, "")) {
+      long free = HugePagePool.available();
+      assumeTrue(free >= 96, "the kernel found fewer than 96 huge pages to add: " + free);
+      String conf = "layout.head-bytes = 0\nio.direct-read = 128KiB\nnode.shm-dir = " + huge.dir() + "\n";
+      try (EmbeddedDeployment fs = new EmbeddedDeployment(tmp.resolve("fs"), 2, conf)) {
+        Sh.ok(fs.mountPoint(), IO);
+        String why = fs.counters("shm.");
+        assertTrue(fs.counter("shm.received-bytes") >= 20_000_000, why);
+        assertEquals(0, fs.counter("shm.dir-full") + servers(fs, "shm.dir-full"), "every file in huge pages: " + why);
+        assertTrue(servers(fs, "store.direct-read-bytes") >= 20_000_000, "read past the page cache: " + servers(fs, "store.direct-read-bytes"));
+        assertTrue(HugePagePool.available() <= free - 8 * 5, "8 files of 10 MiB mapped: " + HugePagePool.available() + " of " + free + " free");
+      }
+      for (int i = 0; i < 50 && HugePagePool.available() < free; i++) {
+        Thread.sleep(100); // the last payload over a mapping may still be on its way to release
+      }
+      assertEquals(free, HugePagePool.available(), "every huge page given back once the connections closed");
+      try (Stream<Path> left = Files.list(huge.dir())) {
+        assertEquals(0, left.count(), "the files are unlinked once mapped");
+      }
     }
   }
 

@@ -31,7 +31,7 @@ public final class Peers implements AutoCloseable {
     for (IoServerConfig s : config.ioServers()) {
       RpcClient c = new RpcClient("ioserver " + s.id(), net, s.address(), config.rpc(), MessageRegistry.DEFAULT);
       if (counters != null && config.client().sharedMemory()) {
-        ShmOffer.install(c, s.address(), Math.max(config.flow().bufferSize(), config.flow().eagerWriteMax()), counters);
+        ShmOffer.install(c, s.address(), config.node().shmDir(), Math.max(config.flow().bufferSize(), config.flow().eagerWriteMax()), counters);
       }
       l.add(c);
       d.add(new DirectClient("ioserver " + s.id(), s.address(), config.rpc(), MessageRegistry.DEFAULT));

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A client's offer of shared memory ({@link ShmSlots}) to an I/O server on its own machine, made
- * on each new connection, one file of slots per direction in {@code /dev/shm}, mapped by both; from
+ * on each new connection, one file of slots per direction in {@code node.shm-dir} ({@code /dev/shm}
+ * by default), mapped by both; from
  * the server's answer on the connection's large payloads (a write flow's buffers, an eager write's
  * data; a read flow's, an eager read's) go through them rather than through the loopback socket.
  * The client makes the files, or, where the server may not open them (the shipped units run the
@@ -42,14 +43,16 @@ public final class ShmOffer {
 
   private final RpcClient.Conduit c;
   private final String peer;
+  private final Path dir;
   private final int slotSize;
   private final Counters counters;
   /** This server's: it may not open this client's files, so it makes them (learned once, kept). */
   private final AtomicBoolean serverMakes;
 
-  private ShmOffer(RpcClient.Conduit c, String peer, int slotSize, Counters counters, AtomicBoolean serverMakes) {
+  private ShmOffer(RpcClient.Conduit c, String peer, Path dir, int slotSize, Counters counters, AtomicBoolean serverMakes) {
     this.c = c;
     this.peer = peer;
+    this.dir = dir;
     this.slotSize = slotSize;
     this.counters = counters;
     this.serverMakes = serverMakes;
@@ -57,17 +60,17 @@ public final class ShmOffer {
 
   /**
    * Offers shared memory on every connection {@code client} makes to {@code address}, when the
-   * address is this machine's and {@code /dev/shm} is there: slots of {@code slotSize} bytes,
-   * counted in {@code counters}.
+   * address is this machine's and {@code dir} (or {@code /dev/shm}) is there: slots of {@code
+   * slotSize} bytes in files made in {@code dir}, counted in {@code counters}.
    */
-  public static void install(RpcClient client, InetSocketAddress address, int slotSize, Counters counters) {
+  public static void install(RpcClient client, InetSocketAddress address, Path dir, int slotSize, Counters counters) {
     InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
-    if (!LoopbackCongestion.local(resolved) || !Files.isDirectory(ShmSlots.DIR)) {
+    if (!LoopbackCongestion.local(resolved) || !Files.isDirectory(dir) && !Files.isDirectory(ShmSlots.DIR)) {
       return;
     }
     int size = Math.max(ShmSlots.PAGE, Math.min(ShmSlots.MAX_SLOT_SIZE, slotSize + ShmSlots.PAGE - 1 & -ShmSlots.PAGE));
     AtomicBoolean serverMakes = new AtomicBoolean();
-    client.onConnected(c -> new ShmOffer(c, client.peer(), size, counters, serverMakes).offer());
+    client.onConnected(c -> new ShmOffer(c, client.peer(), dir, size, counters, serverMakes).offer());
   }
 
   private void offer() {
@@ -101,9 +104,9 @@ public final class ShmOffer {
   private CompletableFuture<Boolean> shareOwn(boolean toClient) {
     ShmSlots s;
     try {
-      s = ShmSlots.create(ShmSlots.DIR, slots(slotSize), slotSize, counters);
+      s = ShmSlots.make(dir, slots(slotSize), slotSize, counters);
     } catch (IOException | RuntimeException e) {
-      LOG.debug("cannot make shared memory for {} in {}: {}", peer, ShmSlots.DIR, e.toString());
+      LOG.debug("cannot make shared memory for {} in {}: {}", peer, dir, e.toString());
       return CompletableFuture.completedFuture(false);
     }
     return attach(s, toClient, false);

@@ -22,13 +22,17 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.flowfs.common.Counters;
+import org.flowfs.common.config.NodeConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Shared memory between a client and an I/O server on the same machine: slots of {@code
- * slotSize} bytes in a file both map ({@code /dev/shm}), through which the client hands over a
+ * slotSize} bytes in a file both map ({@code /dev/shm}, or {@code node.shm-dir}), through which the client hands over a
  * frame's payload instead of writing its bytes to the socket. The frame itself still goes over
  * the connection, carrying the slot's number in place of the payload ({@link Frames#SHM_PAYLOAD});
  * the server's payload is the slot itself, which it writes to the datafile from there. What this
@@ -55,8 +59,8 @@ import org.flowfs.common.Counters;
 public final class ShmSlots {
   /** The channel attribute holding the slots a connection's outgoing payloads may use. */
   public static final AttributeKey<ShmSlots> OUTBOUND = AttributeKey.valueOf("flowfs.shm.outbound");
-  /** Where the files are made: the machine's shared-memory file system. */
-  public static final Path DIR = Path.of("/dev/shm");
+  /** Where the files are made unless {@code node.shm-dir} names another place: the machine's shared-memory file system. */
+  public static final Path DIR = NodeConfig.DEFAULT_SHM_DIR;
   public static final int PAGE = 4096;
   /** Smaller payloads go over the socket: a copy into a slot spares them little. */
   public static final int MIN_PAYLOAD = 16 * 1024;
@@ -69,6 +73,8 @@ public final class ShmSlots {
   private static final int STATES_AT = 64;
   private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
   private static final SecureRandom RANDOM = new SecureRandom();
+  private static final Logger LOG = LoggerFactory.getLogger(ShmSlots.class);
+  private static final AtomicBoolean FELL_BACK = new AtomicBoolean();
 
   private final Path path;
   private final MappedByteBuffer map;
@@ -107,6 +113,40 @@ public final class ShmSlots {
     return PAGE + (long) slots * slotSize;
   }
 
+  /**
+   * The size of such a file in {@code dir}: a whole number of the file system's blocks, which on
+   * hugetlbfs are its huge pages (a file there is sized and mapped in whole pages only).
+   */
+  static long fileSize(Path dir, int slots, int slotSize) throws IOException {
+    long block = Math.max(PAGE, Files.getFileStore(dir).getBlockSize());
+    long n = fileSize(slots, slotSize);
+    return Long.bitCount(block) == 1 ? n + block - 1 & -block : n;
+  }
+
+  /**
+   * A new file as {@link #create} makes it, in {@code dir} ({@code node.shm-dir}), else in {@link
+   * #DIR}: a hugetlbfs mount refuses the mapping when it has too few huge pages left for it (they
+   * are reserved when a file is mapped), and the slots are then in the machine's ordinary shared
+   * memory (said once in the log, counted in {@code shm.dir-full}).
+   */
+  public static ShmSlots make(Path dir, int slots, int slotSize, Counters counters) throws IOException {
+    if (dir.equals(DIR)) {
+      return create(dir, slots, slotSize, counters);
+    }
+    try {
+      return create(dir, slots, slotSize, counters);
+    } catch (IOException e) {
+      counters.increment("shm.dir-full");
+      String why = "cannot make shared memory in " + dir + " (" + e.getMessage() + "; huge pages left: see vm.nr_hugepages); using " + DIR;
+      if (FELL_BACK.compareAndSet(false, true)) {
+        LOG.warn("{}", why);
+      } else {
+        LOG.debug("{}", why);
+      }
+      return create(DIR, slots, slotSize, counters);
+    }
+  }
+
   private static void check(int slots, int slotSize) {
     if (slots < 1 || slots > MAX_SLOTS || slotSize < PAGE || slotSize > MAX_SLOT_SIZE || slotSize % PAGE != 0) {
       throw new IllegalArgumentException(slots + " slots of " + slotSize + " bytes");
@@ -127,7 +167,7 @@ public final class ShmSlots {
     Path p = dir.resolve("flowfs-" + HexFormat.of().formatHex(token, 0, 8));
     Files.createFile(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, fileSize(slots, slotSize));
+      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, fileSize(dir, slots, slotSize));
       m.order(ByteOrder.nativeOrder());
       m.put(0, token);
       m.putInt(COUNT_AT, slots);
@@ -151,11 +191,12 @@ public final class ShmSlots {
       throw new IOException("a token of " + token.length + " bytes");
     }
     BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-    if (!a.isRegularFile() || a.size() != fileSize(slots, slotSize)) {
-      throw new IOException(path + " is not a regular file of " + fileSize(slots, slotSize) + " bytes");
+    long size = fileSize(path.toAbsolutePath().getParent(), slots, slotSize);
+    if (!a.isRegularFile() || a.size() != size) {
+      throw new IOException(path + " is not a regular file of " + size + " bytes");
     }
     try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, fileSize(slots, slotSize));
+      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
       m.order(ByteOrder.nativeOrder());
       byte[] there = new byte[TOKEN];
       m.get(0, there);
@@ -188,7 +229,7 @@ public final class ShmSlots {
     try {
       Files.deleteIfExists(path);
     } catch (IOException e) {
-      // nothing more to do: it goes with /dev/shm at the latest
+      // nothing more to do: it goes with its file system at the latest
     }
   }
 

@@ -38,6 +38,7 @@ class FlowFsConfigTest {
     assertNull(c.meta().dir());
     assertEquals(2, c.meta().threads());
     assertEquals(512, c.meta().commitBatch());
+    assertEquals(Path.of("/dev/shm"), c.node().shmDir());
     assertEquals(256, c.meta().precreateBatch());
     assertEquals(64, c.meta().precreateLowWater());
     assertEquals(Duration.ofSeconds(3), c.meta().dirLeaseTerm());
@@ -97,6 +98,7 @@ class FlowFsConfigTest {
         "client.open-store = off",
         "client.shared-memory = no",
         "node.service-cpus = 3, 0-1",
+        "node.shm-dir = /dev/hugepages",
         "   # an indented comment",
         "");
     FlowFsConfig c = FlowFsConfig.parse("full.conf", text);
@@ -117,6 +119,7 @@ class FlowFsConfigTest {
     assertEquals(new IoConfig(16, 4096, 8L << 20, true, 0, 256L << 10, false), c.io());
     assertEquals("0-1,3", c.node().serviceCpus().toString());
     assertEquals("0-1,3", c.effective().get("node.service-cpus"));
+    assertEquals(Path.of("/dev/hugepages"), c.node().shmDir());
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123"), ""), c.rpc());
@@ -188,6 +191,7 @@ class FlowFsConfigTest {
     assertProblem(refused("node.service-cpus = one"), "key 'node.service-cpus': 'one' is not a CPU list");
     assertProblem(refused("node.service-cpus = 3-1"), "key 'node.service-cpus': '3-1' is a range that ends before it starts");
     assertProblem(refused("node.service-cpus = 1024"), "key 'node.service-cpus': CPU 1024 is beyond");
+    assertProblem(refused("node.shm-dir = hugepages"), "key 'node.shm-dir': 'hugepages' is not an absolute path");
     assertProblem(refused("layout.head-bytes = 1MiB\nrpc.max-frame = 1MiB"),
         "key 'layout.head-bytes' must be smaller than 'rpc.max-frame'");
     assertProblem(refused("rpc.max-frame = 2GiB"), "key 'rpc.max-frame': 2GiB is outside 1MiB..1GiB");

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Random;
 import org.flowfs.common.Counters;
 import org.flowfs.common.Handle;
+import org.flowfs.common.HugePagePool;
 import org.flowfs.common.wire.IoOp.FlowData;
 import org.flowfs.common.wire.IoOp.ReadResp;
 import org.flowfs.common.wire.IoOp.WriteReq;
@@ -326,5 +328,55 @@ class ShmSlotsTest {
     assertThrows(IllegalArgumentException.class, () -> ShmSlots.attach(out.path(), out.token(), 2, 1000, receiver));
     out.unlink();
     assertFalse(Files.exists(out.path()));
+  }
+
+  /**
+   * In a hugetlbfs ({@code node.shm-dir}) the file is whole huge pages, mapped by both sides, and
+   * a slot is one piece of memory: what a direct read into it needs.
+   */
+  @Test
+  void hugePages_aFileOfWholePages_itsSlotsHandOverPayloads() throws Exception {
+    assumeTrue("root".equals(System.getProperty("user.name")), "mounts a hugetlbfs: needs root");
+    try (HugePagePool huge = HugePagePool.mount(dir.resolve("huge"), 2, "")) {
+      long free = HugePagePool.available();
+      assumeTrue(free >= 1, "the kernel found no huge page to add");
+      ShmSlots out = ShmSlots.make(huge.dir(), 4, 256 * 1024, sender);
+      ShmSlots in = ShmSlots.attach(out.path(), out.token(), 4, 256 * 1024, receiver);
+      try {
+        assertEquals(huge.dir(), out.path().getParent());
+        assertEquals(2L << 20, Files.size(out.path()), "1 MiB and a header page, in whole huge pages");
+        assertEquals(free - 1, HugePagePool.available(), "one huge page taken");
+        byte[] data = bytes(200_000);
+        int slot = out.put(Unpooled.wrappedBuffer(data));
+        ByteBuf got = in.received(slot, data.length);
+        assertArrayEquals(data, ByteBufUtil.getBytes(got));
+        got.release();
+        assertEquals(0, out.busy());
+        assertEquals(0, sender.get("shm.dir-full"));
+      } finally {
+        out.unlink();
+        out.close();
+        in.close();
+      }
+    }
+  }
+
+  /** A hugetlbfs with too few huge pages for the file: the slots go to /dev/shm, and that is counted. */
+  @Test
+  void hugePagesTooFew_theSlotsAreInDevShm() throws Exception {
+    assumeTrue("root".equals(System.getProperty("user.name")), "mounts a hugetlbfs: needs root");
+    try (HugePagePool huge = HugePagePool.mount(dir.resolve("huge"), 0, "size=2M")) {
+      ShmSlots out = ShmSlots.make(huge.dir(), 32, 256 * 1024, sender);
+      try {
+        assertEquals(ShmSlots.DIR, out.path().getParent());
+        assertEquals(1, sender.get("shm.dir-full"));
+        try (var left = Files.list(huge.dir())) {
+          assertEquals(0, left.count(), "nothing left where it failed");
+        }
+      } finally {
+        out.unlink();
+        out.close();
+      }
+    }
   }
 }
