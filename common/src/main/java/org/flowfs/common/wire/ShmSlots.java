@@ -137,7 +137,8 @@ public final class ShmSlots {
       return create(dir, slots, slotSize, counters);
     } catch (IOException e) {
       counters.increment("shm.dir-full");
-      String why = "cannot make shared memory in " + dir + " (" + e.getMessage() + "; huge pages left: see vm.nr_hugepages); using " + DIR;
+      String why = "cannot make shared memory in " + dir + " (" + e + "; on a hugetlbfs: too few huge pages left, see"
+          + " vm.nr_hugepages); making it in " + DIR;
       if (FELL_BACK.compareAndSet(false, true)) {
         LOG.warn("{}", why);
       } else {
