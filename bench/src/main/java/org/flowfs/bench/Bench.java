@@ -103,9 +103,14 @@ public final class Bench implements Callable<Integer> {
     return 0;
   }
 
+  /** Whether a {@code --flowfs-config} sets {@code key}. */
+  private boolean configSets(String key) {
+    return flowfsConfig.stream().anyMatch(kv -> kv.startsWith(key + "="));
+  }
+
   /** The CPU list {@code --service-cpus} names ("" for none), unless a --flowfs-config sets the key itself. */
   private String serviceCpus() {
-    if (flowfsConfig.stream().anyMatch(kv -> kv.startsWith(NodeConfig.SERVICE_CPUS + "="))) {
+    if (configSets(NodeConfig.SERVICE_CPUS)) {
       return "";
     }
     return switch (serviceCpus) {
@@ -156,7 +161,7 @@ public final class Bench implements Callable<Integer> {
     HugePagePool huge = hugePages(opened, report);
     if (huge != null) {
       tested.add(NodeConfig.SHM_DIR + "=" + huge.dir());
-      if (flowfsConfig.stream().noneMatch(kv -> kv.startsWith("io.direct-read="))) {
+      if (!configSets("io.direct-read")) {
         tested.add("io.direct-read=128KiB");
       }
     }
@@ -274,7 +279,7 @@ public final class Bench implements Callable<Integer> {
    * {@code opened}); null for none, or when the machine has no hugetlbfs (said in the report).
    */
   private HugePagePool hugePages(List<AutoCloseable> opened, Report report) throws IOException {
-    if (hugePages.equals("none") || flowfsConfig.stream().anyMatch(kv -> kv.startsWith(NodeConfig.SHM_DIR + "="))) {
+    if (hugePages.equals("none") || configSets(NodeConfig.SHM_DIR)) {
       return null;
     }
     int pages;

@@ -130,12 +130,12 @@ public final class ShmSlots {
    * memory (said once in the log, counted in {@code shm.dir-full}).
    */
   public static ShmSlots make(Path dir, int slots, int slotSize, Counters counters) throws IOException {
-    if (dir.equals(DIR)) {
-      return create(dir, slots, slotSize, counters);
-    }
     try {
       return create(dir, slots, slotSize, counters);
     } catch (IOException e) {
+      if (dir.equals(DIR)) {
+        throw e;
+      }
       counters.increment("shm.dir-full");
       String why = "cannot make shared memory in " + dir + " (" + e + "; on a hugetlbfs: too few huge pages left, see"
           + " vm.nr_hugepages); making it in " + DIR;
