@@ -62,9 +62,9 @@ public final class Bench implements Callable<Integer> {
 
   @Option(names = "--huge-pages", paramLabel = "N|none",
       description = "Huge pages of 2 MiB the benchmark adds to the machine's pool for the run (vm.nr_hugepages, given back at"
-          + " the end) and mounts a hugetlbfs of, where the FlowFS under test keeps its shared memory (node.shm-dir), with"
-          + " io.direct-read = 128KiB: reads from the device straight into it, as a site that gives FlowFS huge pages runs it."
-          + " Default: 256 (512 MiB); none: /dev/shm and reads through the page cache, FlowFS's defaults.")
+          + " the end) and mounts a hugetlbfs of, where the FlowFS under test keeps its shared memory (node.shm-dir), as a"
+          + " site that gives FlowFS huge pages runs it (io.direct-read = auto then reads large pieces from the device"
+          + " straight into it). Default: 256 (512 MiB); none: /dev/shm, FlowFS's default.")
   String hugePages = String.valueOf(HUGE_PAGES);
 
   /** Huge pages for the mount's and the API client's files of shared memory with 4 I/O servers, and room to spare. */
@@ -161,9 +161,6 @@ public final class Bench implements Callable<Integer> {
     HugePagePool huge = hugePages(opened, report);
     if (huge != null) {
       tested.add(NodeConfig.SHM_DIR + "=" + huge.dir());
-      if (!configSets("io.direct-read")) {
-        tested.add("io.direct-read=128KiB");
-      }
     }
     if (!tested.isEmpty()) {
       report.note("flowfs config", String.join(", ", tested));

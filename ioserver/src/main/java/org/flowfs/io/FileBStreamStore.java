@@ -29,7 +29,9 @@ import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.NamedThreads;
 import org.flowfs.common.StorageSpace;
+import org.flowfs.common.config.IoConfig;
 import org.flowfs.common.flow.Pieces;
+import org.flowfs.common.wire.ShmSlots;
 
 /**
  * Datafiles as local files: {@code <dir>/data/<bb>/<handle in hex>}, {@code bb} the low byte of
@@ -79,6 +81,8 @@ final class FileBStreamStore implements BStreamStore {
   private volatile DirectWrite direct;
   /** Reads past the page cache, of at least its threshold (null: none). */
   private volatile DirectWrite directReads;
+  /** Whether those go only into shared memory in huge pages ({@code io.direct-read = auto}). */
+  private boolean directReadsHugeOnly;
   /** Emptied datafiles kept for reuse, per server. */
   static final int POOL_MAX = 8192;
   /** Empty datafiles kept made ahead for creates, per server (see {@link DatafilePool}). */
@@ -168,13 +172,15 @@ final class FileBStreamStore implements BStreamStore {
 
   /**
    * As above, and reads of at least {@code directRead} bytes into memory that allows it read past
-   * the page cache ({@link #readDirect}; 0: none).
+   * the page cache ({@link #readDirect}; 0: none; {@link IoConfig#DIRECT_READ_AUTO}: those of at
+   * least {@link IoConfig#DIRECT_READ_AUTO_MIN} bytes into shared memory in huge pages only).
    */
   FileBStreamStore(Path dir, int server, int maxOpen, long writeback, long directWrite, long directRead,
       Counters counters) throws IOException {
     this(dir, server, maxOpen, POOL_MAX, POOL_READY, writeback, counters);
     this.direct = DirectWrite.of(directWrite, data);
-    this.directReads = DirectWrite.of(directRead, data);
+    this.directReadsHugeOnly = directRead == IoConfig.DIRECT_READ_AUTO;
+    this.directReads = DirectWrite.of(directReadsHugeOnly ? IoConfig.DIRECT_READ_AUTO_MIN : directRead, data);
   }
 
   FileBStreamStore(Path dir, int server, int maxOpen) throws IOException {
@@ -342,7 +348,8 @@ final class FileBStreamStore implements BStreamStore {
   public boolean readDirect(Handle h, long lo, int n, ByteBuf dst) {
     DirectWrite d = directReads;
     int at = dst.writerIndex();
-    if (d == null || !dst.hasMemoryAddress() || !d.reads(lo, n, dst.memoryAddress() + at, dst.capacity() - at)) {
+    if (d == null || !dst.hasMemoryAddress() || directReadsHugeOnly && !ShmSlots.inHugePages(dst)
+        || !d.reads(lo, n, dst.memoryAddress() + at, dst.capacity() - at)) {
       return false;
     }
     pool.busy();

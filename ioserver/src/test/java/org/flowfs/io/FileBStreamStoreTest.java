@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -25,7 +26,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.flowfs.common.Handle;
+import org.flowfs.common.HugePagePool;
+import org.flowfs.common.config.IoConfig;
 import org.flowfs.common.flow.Pieces;
+import org.flowfs.common.wire.ShmSlots;
 import org.junit.jupiter.api.Test;
 
 /** The contract against {@link FileBStreamStore}, and what is particular to keeping one file per handle. */
@@ -422,6 +426,54 @@ class FileBStreamStoreTest extends BStreamStoreContract {
       assertFalse(store.readDirect(h(1), 0, 256 << 10, other), "off");
     } finally {
       mem.release();
+    }
+  }
+
+  /**
+   * {@code io.direct-read = auto}: reads of 128 KiB or more go past the page cache only into a slot
+   * of shared memory in huge pages; into other memory, aligned or not, and into slots of 4 KiB
+   * pages, the store declines (the flow reads through the page cache).
+   */
+  @Test
+  void readDirect_auto_onlyIntoSlotsInHugePages() throws Exception {
+    store.close();
+    org.flowfs.common.Counters counters = new org.flowfs.common.Counters();
+    FileBStreamStore fs = new FileBStreamStore(dir, SERVER, MAX_OPEN, 0L, 0L, IoConfig.DIRECT_READ_AUTO, counters);
+    store = fs;
+    byte[] data = bytes(10, 1 << 20);
+    write(h(1), 0, data);
+    ByteBuf mem = io.netty.buffer.Unpooled.directBuffer(1 << 20);
+    org.flowfs.common.Counters shmCounters = new org.flowfs.common.Counters();
+    ShmSlots small = ShmSlots.create(ShmSlots.DIR, 1, 256 << 10, shmCounters);
+    ByteBuf slot = small.taken(256 << 10);
+    try {
+      ByteBuf aligned = mem.slice((int) (-mem.memoryAddress() & 4095), 512 << 10).writerIndex(0);
+      assertFalse(fs.readDirect(h(1), 0, 256 << 10, aligned), "aligned memory, not a slot");
+      assertFalse(fs.readDirect(h(1), 0, 256 << 10, slot), "a slot of 4 KiB pages");
+      assertEquals(0, aligned.writerIndex() + slot.writerIndex());
+    } finally {
+      slot.release();
+      small.unlink();
+      small.close();
+      mem.release();
+    }
+    assertEquals(0, counters.get("store.direct-read-bytes"));
+    assumeTrue("root".equals(System.getProperty("user.name")), "mounts a hugetlbfs: needs root");
+    try (HugePagePool huge = HugePagePool.mount(dir.resolve("huge"), 1, "")) {
+      assumeTrue(HugePagePool.available() >= 1, "the kernel found no huge page to add");
+      ShmSlots big = ShmSlots.make(huge.dir(), 2, 256 << 10, shmCounters);
+      ByteBuf hp = big.taken(256 << 10);
+      try {
+        assertTrue(ShmSlots.inHugePages(hp));
+        assertFalse(fs.readDirect(h(1), 0, 64 << 10, hp), "below 128 KiB");
+        assertTrue(fs.readDirect(h(1), 256 << 10, 256 << 10, hp));
+        assertArrayEquals(slice(data, 256 << 10, 256 << 10), ByteBufUtil.getBytes(hp));
+        assertEquals(256 << 10, counters.get("store.direct-read-bytes"));
+      } finally {
+        hp.release();
+        big.unlink();
+        big.close();
+      }
     }
   }
 

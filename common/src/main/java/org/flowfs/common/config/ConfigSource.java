@@ -99,15 +99,26 @@ public final class ConfigSource {
     }, String::valueOf);
   }
 
+  /** What {@link #sizeOrAuto} returns for {@code auto}: the reader picks the size for the machine it runs on. */
+  public static final long AUTO = -1;
+
+  /** A size as {@link #size} reads it, or {@code auto} ({@link #AUTO}); {@code def} may be {@link #AUTO}. */
+  public long sizeOrAuto(String key, long def, long min, long max) {
+    return read(key, def, s -> "auto".equalsIgnoreCase(s) ? AUTO : sizeIn(s, min, max),
+        n -> n == AUTO ? "auto" : Values.formatSize(n));
+  }
+
   public long size(String key, long def, long min, long max) {
-    return read(key, def, s -> {
-      long n = Values.size(s);
-      if (n < min || n > max) {
-        throw new IllegalArgumentException(
-            Values.formatSize(n) + " is outside " + Values.formatSize(min) + ".." + Values.formatSize(max));
-      }
-      return n;
-    }, Values::formatSize);
+    return read(key, def, s -> sizeIn(s, min, max), Values::formatSize);
+  }
+
+  private static long sizeIn(String s, long min, long max) {
+    long n = Values.size(s);
+    if (n < min || n > max) {
+      throw new IllegalArgumentException(
+          Values.formatSize(n) + " is outside " + Values.formatSize(min) + ".." + Values.formatSize(max));
+    }
+    return n;
   }
 
   public Duration duration(String key, Duration def, Duration min, Duration max) {

@@ -89,8 +89,8 @@ public record FlowFsConfig(
     }
     RpcConfig rpc = RpcConfig.from(src, fs.secret());
     ClientConfig client = ClientConfig.from(src);
-    FlowConfig flow = FlowConfig.from(src);
     NodeConfig node = NodeConfig.from(src);
+    FlowConfig flow = FlowConfig.from(src, node);
     if (flow.bufferSize() > rpc.maxFrame() - 1024) {
       src.problem("key 'flow.buffer-size' must be smaller than 'rpc.max-frame'");
     }

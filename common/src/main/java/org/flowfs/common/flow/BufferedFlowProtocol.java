@@ -573,8 +573,9 @@ public class BufferedFlowProtocol implements FlowProtocol {
   private void load(Run r, StoreEndpoint s) {
     Channel ch = r.channel();
     sendLoaded(r, ch);
+    int size = loadSize(ch);
     while (r.inFlight < buffers && r.produced < r.total) {
-      Pieces pieces = nextBuffer(r, Mode.SERVER);
+      Pieces pieces = nextBuffer(r, Mode.SERVER, size);
       long n = pieces.bytes();
       if (n == 0) {
         break;
@@ -622,6 +623,16 @@ public class BufferedFlowProtocol implements FlowProtocol {
       ch.writeAndFlush(Envelope.oneway(r.d.tag(), new FlowDone(0, r.finished, 0)));
       end(r, Errno.OK, null);
     }
+  }
+
+  /**
+   * The size of a read flow's buffers on {@code ch}: the flow buffer size, but at most a slot of
+   * the memory the connection shares with its client, so that every buffer goes through a slot
+   * (a client whose flow buffers are smaller than this server's has slots of its own size).
+   */
+  private int loadSize(Channel ch) {
+    ShmSlots out = ch.attr(ShmSlots.OUTBOUND).get();
+    return out == null || out.slotSize() < ShmSlots.MIN_PAYLOAD ? bufferSize : Math.min(bufferSize, out.slotSize());
   }
 
   /** A slot of the memory the connection shares with its client, for a payload of {@code n} bytes; null if none. */

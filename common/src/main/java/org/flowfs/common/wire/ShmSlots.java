@@ -81,6 +81,8 @@ public final class ShmSlots {
   private final byte[] token;
   private final int slots;
   private final int slotSize;
+  /** Whether the file is in huge pages (a hugetlbfs), not in pages of {@link #PAGE} bytes. */
+  private final boolean hugePages;
   /** Payloads and bytes handed over and payloads that found no slot (sender); payloads and bytes taken (receiver). */
   private final LongAdder sent;
   private final LongAdder sentBytes;
@@ -95,7 +97,8 @@ public final class ShmSlots {
   private final AtomicInteger holds = new AtomicInteger(1);
   private volatile boolean closed;
 
-  private ShmSlots(Path path, MappedByteBuffer map, byte[] token, int slots, int slotSize, Counters counters) {
+  private ShmSlots(Path path, MappedByteBuffer map, byte[] token, int slots, int slotSize, boolean hugePages,
+      Counters counters) {
     this.sent = counters.counter("shm.sent");
     this.sentBytes = counters.counter("shm.sent-bytes");
     this.full = counters.counter("shm.full");
@@ -106,6 +109,7 @@ public final class ShmSlots {
     this.token = token;
     this.slots = slots;
     this.slotSize = slotSize;
+    this.hugePages = hugePages;
   }
 
   /** The size of a file of {@code slots} slots of {@code slotSize} bytes. */
@@ -118,9 +122,26 @@ public final class ShmSlots {
    * hugetlbfs are its huge pages (a file there is sized and mapped in whole pages only).
    */
   static long fileSize(Path dir, int slots, int slotSize) throws IOException {
-    long block = Math.max(PAGE, Files.getFileStore(dir).getBlockSize());
+    return fileSize(pageSize(dir), slots, slotSize);
+  }
+
+  private static long fileSize(long pageSize, int slots, int slotSize) {
     long n = fileSize(slots, slotSize);
-    return Long.bitCount(block) == 1 ? n + block - 1 & -block : n;
+    return Long.bitCount(pageSize) == 1 ? n + pageSize - 1 & -pageSize : n;
+  }
+
+  /** Whether files in {@code dir} are in huge pages (a hugetlbfs); false when it cannot be told. */
+  public static boolean hugePagesIn(Path dir) {
+    try {
+      return pageSize(dir) > PAGE;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  /** The size of the pages a file in {@code dir} is mapped in: its file system's block size, at least {@link #PAGE}. */
+  private static long pageSize(Path dir) throws IOException {
+    return Math.max(PAGE, Files.getFileStore(dir).getBlockSize());
   }
 
   /**
@@ -168,12 +189,13 @@ public final class ShmSlots {
     Path p = dir.resolve("flowfs-" + HexFormat.of().formatHex(token, 0, 8));
     Files.createFile(p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, fileSize(dir, slots, slotSize));
+      long pageSize = pageSize(dir);
+      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, fileSize(pageSize, slots, slotSize));
       m.order(ByteOrder.nativeOrder());
       m.put(0, token);
       m.putInt(COUNT_AT, slots);
       m.putInt(SIZE_AT, slotSize);
-      return new ShmSlots(p, m, token, slots, slotSize, counters);
+      return new ShmSlots(p, m, token, slots, slotSize, pageSize > PAGE, counters);
     } catch (IOException | RuntimeException e) {
       Files.deleteIfExists(p);
       throw e;
@@ -192,7 +214,8 @@ public final class ShmSlots {
       throw new IOException("a token of " + token.length + " bytes");
     }
     BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-    long size = fileSize(path.toAbsolutePath().getParent(), slots, slotSize);
+    long pageSize = pageSize(path.toAbsolutePath().getParent());
+    long size = fileSize(pageSize, slots, slotSize);
     if (!a.isRegularFile() || a.size() != size) {
       throw new IOException(path + " is not a regular file of " + size + " bytes");
     }
@@ -205,7 +228,7 @@ public final class ShmSlots {
         PlatformDependent.freeDirectBuffer(m); // unmapped now, not at a garbage collection
         throw new IOException(path + " is not the file the peer made");
       }
-      return new ShmSlots(path, m, token.clone(), slots, slotSize, counters);
+      return new ShmSlots(path, m, token.clone(), slots, slotSize, pageSize > PAGE, counters);
     }
   }
 
@@ -223,6 +246,19 @@ public final class ShmSlots {
 
   public int slotSize() {
     return slotSize;
+  }
+
+  /** Whether the slots are in huge pages ({@code node.shm-dir} on a hugetlbfs). */
+  public boolean hugePages() {
+    return hugePages;
+  }
+
+  /**
+   * Whether {@code buf} is a slot taken for a payload made in place ({@link #taken}) in shared
+   * memory of huge pages: where a read past the page cache measured faster than through it.
+   */
+  public static boolean inHugePages(ByteBuf buf) {
+    return buf instanceof Taken t && t.slots.hugePages;
   }
 
   /** Removes the file (the mappings stay). */

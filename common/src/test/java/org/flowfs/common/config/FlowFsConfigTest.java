@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -13,6 +14,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.flowfs.common.HugePagePool;
+import org.flowfs.common.flow.BufferedFlowProtocol;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,7 +48,10 @@ class FlowFsConfigTest {
     assertEquals(Duration.ofMinutes(2), c.meta().dirLeaseGrace());
     assertEquals(1, c.ioServers().size());
     assertEquals(new IoServerConfig(0, InetSocketAddress.createUnresolved("io0.example", 7001), null), c.ioServer(0));
-    assertEquals(new IoConfig(4, 1024, 8L << 20, true, 128L << 10, 0, true), c.io());
+    assertEquals(new IoConfig(4, 1024, 8L << 20, true, 128L << 10, IoConfig.DIRECT_READ_AUTO, true), c.io());
+    assertEquals("auto", c.effective().get("io.direct-read"));
+    assertEquals(BufferedFlowProtocol.DEFAULT_BUFFER_SIZE, c.flow().bufferSize(), "auto, with /dev/shm of 4 KiB pages");
+    assertEquals("auto", c.effective().get("flow.buffer-size"));
     assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0, 64 * 1024), c.layout());
     assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
         Secret.of(SECRET), "cubic"), c.rpc());
@@ -77,6 +83,7 @@ class FlowFsConfigTest {
         "io.direct-write = 0",
         "io.direct-read = 256KiB",
         "io.reads-anywhere = false",
+        "flow.buffer-size = 512KiB",
         "layout.distribution = basic_dist",
         "layout.strip-size = 1MiB",
         "layout.servers = 2",
@@ -120,6 +127,7 @@ class FlowFsConfigTest {
     assertEquals("0-1,3", c.node().serviceCpus().toString());
     assertEquals("0-1,3", c.effective().get("node.service-cpus"));
     assertEquals(Path.of("/dev/hugepages"), c.node().shmDir());
+    assertEquals(512 << 10, c.flow().bufferSize());
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123"), ""), c.rpc());
@@ -182,6 +190,11 @@ class FlowFsConfigTest {
     assertProblem(refused("layout.head-bytes = 2MiB"), "key 'layout.head-bytes': 2MiB is outside 0..1MiB");
     assertProblem(refused("io.direct-write = 2GiB"), "key 'io.direct-write': 2GiB is outside 0..1GiB");
     assertProblem(refused("io.direct-read = lots"), "key 'io.direct-read'");
+    assertProblem(refused("io.direct-read = 2GiB"), "key 'io.direct-read': 2GiB is outside 0..1GiB");
+    assertProblem(refused("flow.buffer-size = 16MiB"), "key 'flow.buffer-size': 16MiB is outside 4KiB..8MiB");
+    assertProblem(refused("flow.buffer-size = big"), "key 'flow.buffer-size'");
+    assertProblem(refused("flow.buffer-size = 8MiB\nrpc.max-frame = 4MiB"),
+        "key 'flow.buffer-size' must be smaller than 'rpc.max-frame'");
     assertProblem(refused("io.reads-anywhere = sometimes"), "key 'io.reads-anywhere'");
     assertProblem(refused("client.fuse-nice = -21"), "key 'client.fuse-nice'");
     assertProblem(refused("client.fuse-nice = 1"), "key 'client.fuse-nice'");
@@ -340,6 +353,29 @@ class FlowFsConfigTest {
     assertEquals(List.of(4001, 4002), w.ioServers().stream().map(s -> s.address().getPort()).collect(Collectors.toList()));
     assertEquals(Path.of("/d"), w.ioServer(0).dir());
     assertEquals(c.rpc(), w.rpc());
+  }
+
+  /**
+   * {@code flow.buffer-size = auto} follows the pages of {@code node.shm-dir}: 1 MiB buffers on a
+   * hugetlbfs, 256 KiB elsewhere (and where the directory cannot be asked); a size is taken as it is.
+   */
+  @Test
+  void parse_flowBufferSizeAuto_followsThePagesOfShmDir(@TempDir Path dir) throws Exception {
+    String shm = MINIMAL + "node.shm-dir = " + dir + "\n";
+    assertEquals(BufferedFlowProtocol.DEFAULT_BUFFER_SIZE, FlowFsConfig.parse("t.conf", shm).flow().bufferSize());
+    assertEquals(BufferedFlowProtocol.DEFAULT_BUFFER_SIZE,
+        FlowFsConfig.parse("t.conf", MINIMAL + "node.shm-dir = " + dir.resolve("absent") + "\n").flow().bufferSize());
+    FlowFsConfig sized = FlowFsConfig.parse("t.conf", shm + "flow.buffer-size = 2MiB\n");
+    assertEquals(2 << 20, sized.flow().bufferSize());
+    assertEquals("2MiB", sized.effective().get("flow.buffer-size"));
+    assumeTrue("root".equals(System.getProperty("user.name")), "mounts a hugetlbfs: needs root");
+    try (HugePagePool huge = HugePagePool.mount(dir.resolve("huge"), 0, "")) {
+      FlowFsConfig c = FlowFsConfig.parse("t.conf", MINIMAL + "node.shm-dir = " + huge.dir() + "\n");
+      assertEquals(FlowConfig.HUGE_PAGES_BUFFER_SIZE, c.flow().bufferSize());
+      assertEquals("auto", c.effective().get("flow.buffer-size"));
+      assertEquals(256 << 10, FlowFsConfig.parse("t.conf", MINIMAL + "node.shm-dir = " + huge.dir()
+          + "\nflow.buffer-size = 256KiB\n").flow().bufferSize(), "a size set is kept");
+    }
   }
 
   // ---- helpers ------------------------------------------------------------------------------

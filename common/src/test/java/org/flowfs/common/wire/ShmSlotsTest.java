@@ -89,6 +89,7 @@ class ShmSlotsTest {
   @Test
   void payload_goesThroughASlot_andItsReleaseGivesTheSlotBack() throws IOException {
     Pair p = pair(4, 256 * 1024);
+    assertFalse(p.out().hugePages() || p.in().hugePages() || ShmSlots.hugePagesIn(dir), "4 KiB pages where tests run");
     byte[] data = bytes(200_000);
     EmbeddedChannel enc = encoder(p.out());
     enc.writeOutbound(Envelope.oneway(9, new FlowData(Unpooled.wrappedBuffer(data))));
@@ -346,6 +347,14 @@ class ShmSlotsTest {
         assertEquals(huge.dir(), out.path().getParent());
         assertEquals(2L << 20, Files.size(out.path()), "1 MiB and a header page, in whole huge pages");
         assertEquals(free - 1, HugePagePool.available(), "one huge page taken");
+        assertTrue(out.hugePages() && in.hugePages(), "both sides know the slots are in huge pages");
+        assertTrue(ShmSlots.hugePagesIn(huge.dir()));
+        ByteBuf taken = out.taken(100_000);
+        assertTrue(ShmSlots.inHugePages(taken), "a slot taken there is in huge pages");
+        taken.release();
+        ByteBuf plain = Unpooled.directBuffer(16);
+        assertFalse(ShmSlots.inHugePages(plain), "memory of Netty's allocator is not");
+        plain.release();
         byte[] data = bytes(200_000);
         int slot = out.put(Unpooled.wrappedBuffer(data));
         ByteBuf got = in.received(slot, data.length);
@@ -370,6 +379,10 @@ class ShmSlotsTest {
       try {
         assertEquals(ShmSlots.DIR, out.path().getParent());
         assertEquals(1, sender.get("shm.dir-full"));
+        assertFalse(out.hugePages(), "the slots are in /dev/shm, of 4 KiB pages");
+        ByteBuf taken = out.taken(100_000);
+        assertFalse(ShmSlots.inHugePages(taken));
+        taken.release();
         try (var left = Files.list(huge.dir())) {
           assertEquals(0, left.count(), "nothing left where it failed");
         }
