@@ -1,15 +1,26 @@
 package org.flowfs.it;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Random;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.flowfs.client.Caller;
+import org.flowfs.client.FileSystemClient;
+import org.flowfs.client.OpenFile;
 import org.flowfs.common.HugePagePool;
+import org.flowfs.common.config.FlowConfig;
+import org.flowfs.common.config.FlowFsConfig;
+import org.flowfs.common.rpc.NetRuntime;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,6 +64,7 @@ class SharedMemoryTest {
       assertEquals(fs.counter("shm.sent-bytes"), servers(fs, "shm.received-bytes"), "what the servers took");
       assertEquals(fs.counter("shm.received-bytes"), servers(fs, "shm.sent-bytes"), "what they sent");
       assertEquals(0, servers(fs, "shm.refused"));
+      assertEquals(0, servers(fs, "store.direct-read-bytes"), "io.direct-read = auto: none into slots of 4 KiB pages");
       for (int i = 0; i < 50 && shmFiles() > 0; i++) {
         Thread.sleep(100); // a connection made last may still be attaching
       }
@@ -73,7 +85,8 @@ class SharedMemoryTest {
 
   /**
    * With node.shm-dir on a hugetlbfs, the slots are in huge pages, and a read flow's aligned
-   * buffers go from the device straight into them (io.direct-read), each one piece of memory.
+   * buffers go from the device straight into them (io.direct-read = auto, the default), each one
+   * piece of memory; flow buffers are 1 MiB there (flow.buffer-size = auto).
    */
   @Test
   void hugePages_slotsThere_directReadsIntoThem(@TempDir Path tmp) throws Exception {
@@ -81,8 +94,9 @@ class SharedMemoryTest {
     try (HugePagePool huge = HugePagePool.mount(tmp.resolve("huge"), 96, "")) {
       long free = HugePagePool.available();
       assumeTrue(free >= 96, "the kernel found fewer than 96 huge pages to add: " + free);
-      String conf = "layout.head-bytes = 0\nio.direct-read = 128KiB\nnode.shm-dir = " + huge.dir() + "\n";
+      String conf = "layout.head-bytes = 0\nnode.shm-dir = " + huge.dir() + "\n";
       try (EmbeddedDeployment fs = new EmbeddedDeployment(tmp.resolve("fs"), 2, conf)) {
+        assertEquals(FlowConfig.HUGE_PAGES_BUFFER_SIZE, fs.cluster().config().flow().bufferSize());
         Sh.ok(fs.mountPoint(), IO);
         String why = fs.counters("shm.");
         assertTrue(fs.counter("shm.received-bytes") >= 20_000_000, why);
@@ -96,6 +110,47 @@ class SharedMemoryTest {
       assertEquals(free, HugePagePool.available(), "every huge page given back once the connections closed");
       try (Stream<Path> left = Files.list(huge.dir())) {
         assertEquals(0, left.count(), "the files are unlinked once mapped");
+      }
+    }
+  }
+
+  /**
+   * A client whose flow buffers are smaller than the servers' (another machine's config, or
+   * flow.buffer-size = auto on hosts whose shared memory differs) has slots of its size: the
+   * servers' read flows then send buffers no larger, so every one still goes through a slot.
+   */
+  @Test
+  void clientWithSmallerFlowBuffers_serversReadIntoItsSlots(@TempDir Path tmp) throws Exception {
+    try (EmbeddedDeployment fs = new EmbeddedDeployment(tmp, 2, "layout.head-bytes = 0\nflow.buffer-size = 1MiB\n");
+        NetRuntime net = NetRuntime.create("it-small-buffers", 1)) {
+      FlowFsConfig servers = fs.cluster().config();
+      FlowConfig f = servers.flow();
+      FlowFsConfig small = new FlowFsConfig(servers.fs(), servers.meta(), servers.ioServers(), servers.io(),
+          servers.layout(), servers.rpc(), servers.client(),
+          new FlowConfig(f.protocol(), 256 << 10, f.buffers(), f.shortWriteMax(), f.eagerWriteMax(), f.eagerReadMax()),
+          servers.node(), servers.effective());
+      byte[] data = new byte[16 << 20];
+      new Random(7).nextBytes(data);
+      try (FileSystemClient client = new FileSystemClient(small, net)) {
+        OpenFile w = client.create("/small-buffers", 0644, 1, Caller.ROOT);
+        client.write(w, 0, Unpooled.wrappedBuffer(data));
+        client.release(w);
+        long full = servers(fs, "shm.full");
+        long before = client.counters().get("shm.received-bytes");
+        OpenFile r = client.open("/small-buffers", 0);
+        ByteBuf got = Unpooled.directBuffer(data.length);
+        try {
+          while (got.writerIndex() < data.length) {
+            assertTrue(client.read(r, got.writerIndex(), data.length - got.writerIndex(), got) > 0, "short read");
+          }
+          assertArrayEquals(data, ByteBufUtil.getBytes(got));
+        } finally {
+          got.release();
+          client.release(r);
+        }
+        long received = client.counters().get("shm.received-bytes") - before;
+        assertTrue(received >= data.length, "every read buffer through a slot: " + received + " bytes");
+        assertEquals(full, servers(fs, "shm.full"), "no read buffer too large for the client's slots");
       }
     }
   }
