@@ -118,13 +118,10 @@ public final class ShmSlots {
   }
 
   /**
-   * The size of such a file in {@code dir}: a whole number of the file system's blocks, which on
-   * hugetlbfs are its huge pages (a file there is sized and mapped in whole pages only).
+   * The size of such a file in a directory whose pages are {@code pageSize} bytes ({@link
+   * #pageSize}): a whole number of them, which on hugetlbfs are its huge pages (a file there is
+   * sized and mapped in whole pages only).
    */
-  static long fileSize(Path dir, int slots, int slotSize) throws IOException {
-    return fileSize(pageSize(dir), slots, slotSize);
-  }
-
   private static long fileSize(long pageSize, int slots, int slotSize) {
     long n = fileSize(slots, slotSize);
     return Long.bitCount(pageSize) == 1 ? n + pageSize - 1 & -pageSize : n;
