@@ -135,23 +135,34 @@ class SharedMemoryTest {
         OpenFile w = client.create("/small-buffers", 0644, 1, Caller.ROOT);
         client.write(w, 0, Unpooled.wrappedBuffer(data));
         client.release(w);
+        readBack(client, data); // every connection made, and its memory shared (that finishes in the background)
+        long attached = (long) fs.ioServers() * servers.rpc().connections() * 2; // both directions
+        for (int i = 0; i < 100 && client.counters().get("shm.attached") < attached; i++) {
+          Thread.sleep(100);
+        }
+        assertTrue(client.counters().get("shm.attached") >= attached, "shm.attached " + client.counters().get("shm.attached"));
         long full = servers(fs, "shm.full");
         long before = client.counters().get("shm.received-bytes");
-        OpenFile r = client.open("/small-buffers", 0);
-        ByteBuf got = Unpooled.directBuffer(data.length);
-        try {
-          while (got.writerIndex() < data.length) {
-            assertTrue(client.read(r, got.writerIndex(), data.length - got.writerIndex(), got) > 0, "short read");
-          }
-          assertArrayEquals(data, ByteBufUtil.getBytes(got));
-        } finally {
-          got.release();
-          client.release(r);
-        }
+        readBack(client, data);
         long received = client.counters().get("shm.received-bytes") - before;
         assertTrue(received >= data.length, "every read buffer through a slot: " + received + " bytes");
         assertEquals(full, servers(fs, "shm.full"), "no read buffer too large for the client's slots");
       }
+    }
+  }
+
+  /** Reads {@code /small-buffers} through {@code client} and checks it holds {@code data}. */
+  private static void readBack(FileSystemClient client, byte[] data) {
+    OpenFile r = client.open("/small-buffers", 0);
+    ByteBuf got = Unpooled.directBuffer(data.length);
+    try {
+      while (got.writerIndex() < data.length) {
+        assertTrue(client.read(r, got.writerIndex(), data.length - got.writerIndex(), got) > 0, "short read");
+      }
+      assertArrayEquals(data, ByteBufUtil.getBytes(got));
+    } finally {
+      got.release();
+      client.release(r);
     }
   }
 
