@@ -1864,19 +1864,31 @@ public final class FileSystemClient implements AutoCloseable {
     if (name.startsWith(VIRTUAL_XATTR_PREFIX) && !name.equals(DirStripe.XATTR)) {
       return virtualXattr(path, name).getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
-    Handle h = resolve(path);
-    XattrKey key = new XattrKey(h, name);
-    if (noXattrs.getIfPresent(h) != null || absentXattrs.getIfPresent(key) != null) {
+    return getxattr(resolve(path), name);
+  }
+
+  /** Extended attribute {@code name} (not a virtual one) of the object {@code h}; ENODATA if it has none. */
+  public byte[] getxattr(Handle h, String name) {
+    if (xattrKnownAbsent(h, name)) {
       throw new FsException(Errno.ENODATA, name);
     }
     try {
       return meta(new GetxattrReq(h, name)).value();
     } catch (FsException e) {
       if (e.errno() == Errno.ENODATA) {
-        absentXattrs.put(key, Boolean.TRUE);
+        absentXattrs.put(new XattrKey(h, name), Boolean.TRUE);
       }
       throw e;
     }
+  }
+
+  /**
+   * Whether this client knows, within the attribute timeout, that the object {@code h} has no
+   * extended attribute {@code name} (its listing said it has none, or the server said so of this
+   * name): what {@link #getxattr(Handle, String)} answers with ENODATA without asking.
+   */
+  public boolean xattrKnownAbsent(Handle h, String name) {
+    return noXattrs.getIfPresent(h) != null || absentXattrs.getIfPresent(new XattrKey(h, name)) != null;
   }
 
   /** Forgets what this client knows of an object's extended attributes: it is changing them. */

@@ -3,6 +3,7 @@ package org.flowfs.fuse;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import jnr.ffi.Pointer;
 import jnr.ffi.Runtime;
@@ -13,6 +14,7 @@ import org.flowfs.client.PageSink;
 import org.flowfs.common.Attr;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
 import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
 import ru.serce.jnrfuse.FuseFillDir;
@@ -28,7 +30,7 @@ import ru.serce.jnrfuse.struct.Timespec;
  * returns through {@link FuseOps#call}, the only place errors become errnos. No file-system logic
  * lives here. Buffers from the kernel are wrapped, not copied, before the client sees them.
  */
-final class FlowFuse extends FuseStubFS implements DirectRead.Source {
+final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXattrs.Source {
   private static final long UTIME_NOW = (1L << 30) - 1;
   private static final long UTIME_OMIT = (1L << 30) - 2;
   /** The earliest time a file can have, in ns since the epoch: just above the client's UTIME_ values. */
@@ -48,6 +50,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   private volatile OpenStore opens;
   /** The kernel's nodes of files with more than one name (null until the loop starts). */
   private volatile LinkNodes links;
+  private volatile AbsentXattrs absentXattrs;
 
   FlowFuse(FileSystemClient fs, String name) {
     this.fs = fs;
@@ -68,7 +71,8 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
     mem.putInt(at, mem.getInt(at) | (1 << 2));
   }
 
-  void started(PageStore p, KernelAttrs attrs, OpenStore opens) {
+  void started(PageStore p, KernelAttrs attrs, OpenStore opens, AbsentXattrs xattrs) {
+    this.absentXattrs = xattrs;
     this.pages = fs.config().client().readAround() > 0 ? p : null;
     this.opens = fs.config().client().openStore() ? opens : null;
     this.kernelAttrs = attrs;
@@ -147,6 +151,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   /** Fills the answer to a getattr (or to a setattr: libfuse answers one with a getattr). */
   private void answer(FileStat stat, Attr a) {
     Stats.fill(stat, a);
+    learned(a.handle());
     LinkNodes l = links;
     if (l != null) {
       l.answered(a);
@@ -477,7 +482,14 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
   @Override
   public int getxattr(String path, String xname, Pointer value, long size) {
     return ops.call("getxattr", path, () -> {
-      byte[] v = fs.getxattr(path, xname);
+      byte[] v;
+      if (xname.startsWith(FileSystemClient.VIRTUAL_XATTR_PREFIX)) {
+        v = fs.getxattr(path, xname);
+      } else {
+        Handle h = fs.resolve(path);
+        learned(h);
+        v = fs.getxattr(h, xname);
+      }
       if (size == 0) {
         return v.length;
       }
@@ -487,6 +499,24 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source {
       value.put(0, v, 0, v.length);
       return v.length;
     });
+  }
+
+  /** The GETATTR or GETXATTR being processed found its file {@code h} ({@link AbsentXattrs}). */
+  private void learned(Handle h) {
+    AbsentXattrs x = absentXattrs;
+    if (x != null) {
+      x.learned(h);
+    }
+  }
+
+  @Override
+  public boolean xattrKnownAbsent(Handle h, String name) {
+    return fs.xattrKnownAbsent(h, name);
+  }
+
+  @Override
+  public Duration entryTimeout() {
+    return fs.config().client().entryTimeout();
   }
 
   @Override

@@ -104,7 +104,7 @@ public final class FuseLoop {
   /** Handed what the loop made for the mount's callbacks, before the first request is read. */
   @FunctionalInterface
   interface Started {
-    void started(PageStore pages, KernelAttrs attrs, OpenStore opens);
+    void started(PageStore pages, KernelAttrs attrs, OpenStore opens, AbsentXattrs xattrs);
   }
 
   /**
@@ -114,18 +114,19 @@ public final class FuseLoop {
    * exceptionally if mounting failed.
    */
   public static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice) {
-    return start(ops, args, threads, nice, null, null, null);
+    return start(ops, args, threads, nice, null, null, null, null);
   }
 
   /**
    * {@link #start(FuseOperations, List, int, int)}, and hands {@code onStart} the {@link PageStore}
    * (counting in {@code counters}) and the {@link KernelAttrs} of this mount before the first
    * request is read; with a {@code reads} source, READ requests are answered by {@link DirectRead}
-   * from it rather than by libfuse.
+   * from it rather than by libfuse; with an {@code xattrs} source, GETXATTRs of names a file is
+   * known not to have by {@link AbsentXattrs}.
    */
   static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice,
       org.flowfs.common.Counters counters, Started onStart,
-      DirectRead.Source reads) {
+      DirectRead.Source reads, AbsentXattrs.Source xattrs) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
     List<String> argv = new ArrayList<>(args);
@@ -149,8 +150,9 @@ public final class FuseLoop {
     PageStore pages = onStart == null ? null : new PageStore(init.libc(), rt, lib.fuse_chan_fd(ch), counters);
     OpenStore opens = onStart == null ? null
         : new OpenStore(() -> new PageStore.Device(init.libc(), rt, lib.fuse_chan_fd(ch)), counters);
+    AbsentXattrs absent = xattrs == null ? null : new AbsentXattrs(init.libc(), rt, lib.fuse_chan_fd(ch), counters, xattrs);
     if (onStart != null) {
-      onStart.started(pages, attrs, opens);
+      onStart.started(pages, attrs, opens, absent);
     }
     DirectRead direct = reads == null ? null : new DirectRead(init.libc(), rt, lib.fuse_chan_fd(ch), counters, reads);
     List<Thread> workers = new ArrayList<>();
@@ -160,7 +162,7 @@ public final class FuseLoop {
       Thread t = new Thread(() -> {
         ServiceCpus.release(); // where the applications run, not on node.service-cpus
         priority.apply();
-        work(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens);
+        work(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens, absent);
       }, "fuse-" + i);
       t.setDaemon(true);
       workers.add(t);
@@ -187,16 +189,18 @@ public final class FuseLoop {
 
   /** One worker: libfuse's fuse_do_work, on a Java thread, reading when the gate lets it. */
   private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
-      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens) {
+      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens,
+      AbsentXattrs absent) {
     try {
-      serve(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens);
+      serve(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens, absent);
     } finally {
       gate.close(); // the loop is ending: the parked workers end too
     }
   }
 
   private static void serve(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
-      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens) {
+      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens,
+      AbsentXattrs absent) {
     Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
     DirectRead.Scratch scratch = direct == null ? null : direct.scratch();
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
@@ -234,11 +238,14 @@ public final class FuseLoop {
         PageStore.before(mem);
         KernelAttrs.before(mem);
         direct.answer(mem, scratch);
+      } else if (opcode == FuseWire.FUSE_GETXATTR && absent != null && absent.answer(mem)) {
+        continue; // ENODATA, known without libfuse
       } else {
         boolean clearingWrite = SetidKill.before(mem);
         PageStore.before(mem);
         KernelAttrs.before(mem);
         LinkNodes.before(mem);
+        AbsentXattrs.before(mem);
         lib.fuse_session_process_buf(se, buf, NoFlushChannel.wants(mem) ? reading.channel() : chp.getPointer(0));
         if (clearingWrite) {
           kill.written(mem);

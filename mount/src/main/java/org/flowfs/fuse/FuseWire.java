@@ -7,7 +7,7 @@ import jnr.ffi.Pointer;
  * beside libfuse: the request header's fields, the opcodes the loop looks at, and the header of a
  * notification the mount writes to the device on its own. One place for the kernel's layout; the
  * classes that use it ({@link InitChannel}, {@link SetidKill}, {@link KernelAttrs}, {@link
- * PageStore}, {@link OpenStore}, {@link LinkNodes}) say what they do with it.
+ * PageStore}, {@link OpenStore}, {@link LinkNodes}, {@link AbsentXattrs}) say what they do with it.
  */
 final class FuseWire {
   /** fuse_in_header: uint32 len, uint32 opcode, uint64 unique, uint64 nodeid, ...; 40 bytes. */
@@ -21,6 +21,7 @@ final class FuseWire {
   static final int FUSE_OPEN = 14;
   static final int FUSE_READ = 15;
   static final int FUSE_WRITE = 16;
+  static final int FUSE_GETXATTR = 22;
   static final int FUSE_INIT = 26;
 
   /** fuse_out_header: uint32 len, int32 error (a notification's code), uint64 unique (0 for a notification). */

@@ -69,6 +69,29 @@ class StatAheadTest {
     assertTrue(asked < 20, asked + " getxattr calls for ls -l of 200 files");
   }
 
+  /**
+   * The kernel's questions for attributes a file is known not to have are answered on the loop's
+   * threads, without libfuse (AbsentXattrs), once a request on the node named its file; what this
+   * client changes shows at once, and the virtual attributes still answer.
+   */
+  @Test
+  void lsDashL_absentAttributesAnsweredFromTheNode_changesShowAtOnce() throws Exception {
+    Sh.ok(m, "mkdir known && cd known && for i in $(seq 1 200); do : > f$i; done && setfattr -n user.k -v 1 f7");
+    long known = fs.counter("fuse.getxattr.absent-known");
+    String out = Sh.ok(m.resolve("known"), "ls -l > /dev/null; ls -l | wc -l; getfattr --only-values -n user.k f7");
+    assertEquals("201\n1", out.strip());
+    // two attributes asked of every file by each listing; all but the first of a node answered so
+    long answered = fs.counter("fuse.getxattr.absent-known") - known;
+    assertTrue(answered >= 400, answered + " of 800 getxattrs answered from known nodes");
+
+    // f8 was known to have none: this client's set and remove show at once, through the same node
+    assertEquals("2", Sh.ok(m.resolve("known"), "setfattr -n user.k -v 2 f8 && getfattr --only-values -n user.k f8").strip());
+    Sh.ok(m.resolve("known"), "setfattr -x user.k f8");
+    assertTrue(Sh.fails(m.resolve("known"), "getfattr -n user.k f8").contains("No such attribute"));
+    assertTrue(Sh.ok(m.resolve("known"), "getfattr --only-values -n flowfs.layout f9").contains("\"handle\""),
+        "the virtual attribute of a known node");
+  }
+
   @Test
   void listingOfMoreEntriesThanAPage_namesEveryEntryOnceWithItsSize() throws Exception {
     // 1,500 entries: two of the client's pages, each read by the server in a part on its event
