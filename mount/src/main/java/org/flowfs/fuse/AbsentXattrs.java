@@ -51,8 +51,6 @@ final class AbsentXattrs {
   static final int MAX_NODES = 1 << 16;
   /** fuse_getxattr_in: uint32 size, uint32 padding; the name follows, NUL-terminated. */
   private static final int IN_NAME = FuseWire.IN_HEADER + 8;
-  private static final int IN_LEN = 0;
-  private static final int IN_UNIQUE = 8;
   /** Longest attribute name (XATTR_NAME_MAX). */
   private static final int NAME_MAX = 255;
 
@@ -63,6 +61,7 @@ final class AbsentXattrs {
 
   private final InitChannel.LibC libc;
   private final int fd;
+  private final FuseOps ops;
   private final Counters counters;
   private final Source source;
   private final long trustNanos;
@@ -73,6 +72,7 @@ final class AbsentXattrs {
   AbsentXattrs(InitChannel.LibC libc, Runtime rt, int fd, Counters counters, Source source) {
     this.libc = libc;
     this.fd = fd;
+    this.ops = new FuseOps(counters);
     this.counters = counters;
     this.source = source;
     this.trustNanos = source.entryTimeout().toNanos();
@@ -103,7 +103,7 @@ final class AbsentXattrs {
     if (k == null || System.nanoTime() - k.untilNanos() > 0) {
       return false;
     }
-    int room = Math.min(request.getInt(IN_LEN) - IN_NAME, NAME_MAX + 1);
+    int room = Math.min(request.getInt(FuseWire.IN_LEN) - IN_NAME, NAME_MAX + 1);
     if (room <= 0) {
       return false;
     }
@@ -114,16 +114,10 @@ final class AbsentXattrs {
     Pointer out = header.get();
     out.putInt(0, FuseWire.OUT_HEADER);
     out.putInt(4, -Errno.ENODATA.code());
-    out.putLong(8, request.getLong(IN_UNIQUE));
+    out.putLong(8, request.getLong(FuseWire.IN_UNIQUE));
     libc.write(fd, out, FuseWire.OUT_HEADER); // fails only for a request interrupted meanwhile: nothing to do
-    counters.increment("fuse.getxattr");
-    counters.increment("fuse.errors.ENODATA");
+    ops.counted("getxattr", Errno.ENODATA);
     counters.increment("fuse.getxattr.absent-known");
     return true;
-  }
-
-  /** Nodes known now (for tests). */
-  int known() {
-    return byNode.size();
   }
 }

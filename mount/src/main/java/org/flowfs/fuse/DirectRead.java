@@ -35,7 +35,6 @@ final class DirectRead {
   private static final int IN_FH = FuseWire.IN_HEADER;
   private static final int IN_OFFSET = FuseWire.IN_HEADER + 8;
   private static final int IN_SIZE = FuseWire.IN_HEADER + 16;
-  private static final int IN_UNIQUE = 8;
   /** struct iovec: void *base, size_t len. */
   private static final int IOVEC = 16;
   /**
@@ -77,7 +76,7 @@ final class DirectRead {
    * least {@link FuseLoop#MAX_REQUEST} bytes past its header) may be used for gathering.
    */
   void answer(Pointer request, Scratch s) {
-    long unique = request.getLong(IN_UNIQUE);
+    long unique = request.getLong(FuseWire.IN_UNIQUE);
     long fh = request.getLong(IN_FH);
     long offset = request.getLong(IN_OFFSET);
     int size = request.getInt(IN_SIZE);

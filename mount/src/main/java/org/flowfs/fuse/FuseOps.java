@@ -36,15 +36,20 @@ final class FuseOps {
       rc = -err.code();
     }
     long dt = System.nanoTime() - t0;
-    counters.increment("fuse." + op);
-    if (err != Errno.OK) {
-      counters.increment("fuse.errors." + err.name());
-    }
+    counted(op, err);
     if (dt > SLOW_NANOS) {
       ACCESS.warn("{}({}): {} {} ms (slow)", op, subject, err == Errno.OK ? rc : err.name(), dt / 1_000_000);
     } else if (ACCESS.isDebugEnabled()) {
       ACCESS.debug("{}({}): {} {} ms", op, subject, err == Errno.OK ? rc : err.name(), String.format("%.3f", dt / 1e6));
     }
     return rc;
+  }
+
+  /** Counts one {@code op} answered with {@code err} (OK: a success), for one answered outside {@link #call}. */
+  void counted(String op, Errno err) {
+    counters.increment("fuse." + op);
+    if (err != Errno.OK) {
+      counters.increment("fuse.errors." + err.name());
+    }
   }
 }

@@ -11,7 +11,9 @@ import jnr.ffi.Pointer;
  */
 final class FuseWire {
   /** fuse_in_header: uint32 len, uint32 opcode, uint64 unique, uint64 nodeid, ...; 40 bytes. */
+  static final int IN_LEN = 0;
   static final int IN_OPCODE = 4;
+  static final int IN_UNIQUE = 8;
   static final int IN_NODEID = 16;
   static final int IN_HEADER = 40;
 
