@@ -26,8 +26,9 @@ import org.flowfs.common.Handle;
  *
  * <p>Here the answer comes from the request itself: its node names a file learned when a request
  * on that node last went through libfuse ({@link #before}, {@link #learned}: a GETATTR, or a
- * GETXATTR this could not answer), trusted for the client's entry timeout, as the client trusts
- * the name that led to it. A node of libfuse's is a name; a rename here moves the node with the
+ * GETXATTR this could not answer) or when a READDIRPLUS handed it to the kernel ({@link
+ * #lookedUp}), trusted for the client's entry timeout, as the client trusts the name that led to
+ * it. A node of libfuse's is a name; a rename here moves the node with the
  * file, an unlink retires it (libfuse does not reuse a number before it wraps), so what can go
  * stale is a name another client points at another file, and the client's own name cache trusts
  * that for the same time. Anything else, a virtual attribute ({@code flowfs.}), an attribute the
@@ -54,8 +55,16 @@ final class AbsentXattrs {
   /** Longest attribute name (XATTR_NAME_MAX). */
   private static final int NAME_MAX = 255;
 
-  /** The node of the GETATTR or GETXATTR the calling FUSE thread has libfuse process, or 0. */
-  private static final ThreadLocal<long[]> REQUEST = ThreadLocal.withInitial(() -> new long[1]);
+  /**
+   * The request the calling FUSE thread has libfuse process: the node of a GETATTR or GETXATTR
+   * (else 0), and the file the request found, kept for {@link #lookedUp} when it has no node yet.
+   */
+  private static final class Request {
+    long node;
+    Handle found;
+  }
+
+  private static final ThreadLocal<Request> REQUEST = ThreadLocal.withInitial(Request::new);
 
   private record Known(Handle handle, long untilNanos) {}
 
@@ -82,13 +91,38 @@ final class AbsentXattrs {
   /** Before the calling FUSE thread has libfuse process the request at {@code mem}: notes the node to learn. */
   static void before(Pointer mem) {
     int opcode = FuseWire.opcode(mem);
-    REQUEST.get()[0] = opcode == FuseWire.FUSE_GETATTR || opcode == FuseWire.FUSE_GETXATTR ? mem.getLong(FuseWire.IN_NODEID) : 0;
+    Request r = REQUEST.get();
+    r.node = opcode == FuseWire.FUSE_GETATTR || opcode == FuseWire.FUSE_GETXATTR ? mem.getLong(FuseWire.IN_NODEID) : 0;
+    r.found = null;
   }
 
-  /** The request being processed (a GETATTR or GETXATTR) found its file: {@code h}. */
+  /**
+   * The request being processed found its file: {@code h}. A GETATTR's or GETXATTR's node is
+   * learned now; another request's file is kept until {@link #lookedUp} names its node.
+   */
   void learned(Handle h) {
-    long node = REQUEST.get()[0];
-    if (node == 0 || trustNanos <= 0) {
+    Request r = REQUEST.get();
+    if (r.node == 0) {
+      r.found = h;
+    } else {
+      learn(r.node, h);
+    }
+  }
+
+  /**
+   * The LOOKUP the calling thread had libfuse process ({@link ReaddirPlus}) was answered with
+   * {@code node}: the file it found is learned for that node.
+   */
+  void lookedUp(long node) {
+    Request r = REQUEST.get();
+    if (r.found != null) {
+      learn(node, r.found);
+      r.found = null;
+    }
+  }
+
+  private void learn(long node, Handle h) {
+    if (trustNanos <= 0) {
       return;
     }
     if (byNode.size() >= MAX_NODES) {

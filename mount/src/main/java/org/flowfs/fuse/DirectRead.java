@@ -31,10 +31,6 @@ final class DirectRead {
     ByteBuf readForKernel(long fh, long offset, int size);
   }
 
-  /** fuse_read_in: uint64 fh, uint64 offset, uint32 size, ... after the request header. */
-  private static final int IN_FH = FuseWire.IN_HEADER;
-  private static final int IN_OFFSET = FuseWire.IN_HEADER + 8;
-  private static final int IN_SIZE = FuseWire.IN_HEADER + 16;
   /** struct iovec: void *base, size_t len. */
   private static final int IOVEC = 16;
   /**
@@ -77,9 +73,9 @@ final class DirectRead {
    */
   void answer(Pointer request, Scratch s) {
     long unique = request.getLong(FuseWire.IN_UNIQUE);
-    long fh = request.getLong(IN_FH);
-    long offset = request.getLong(IN_OFFSET);
-    int size = request.getInt(IN_SIZE);
+    long fh = request.getLong(FuseWire.READ_IN_FH);
+    long offset = request.getLong(FuseWire.READ_IN_OFFSET);
+    int size = request.getInt(FuseWire.READ_IN_SIZE);
     ByteBuf[] got = new ByteBuf[1];
     int rc = ops.call("read", fh, () -> {
       got[0] = source.readForKernel(fh, offset, size);

@@ -114,7 +114,7 @@ public final class FuseLoop {
    * exceptionally if mounting failed.
    */
   public static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice) {
-    return start(ops, args, threads, nice, null, null, null, null);
+    return start(ops, args, threads, nice, null, null, null, null, false);
   }
 
   /**
@@ -122,11 +122,12 @@ public final class FuseLoop {
    * (counting in {@code counters}) and the {@link KernelAttrs} of this mount before the first
    * request is read; with a {@code reads} source, READ requests are answered by {@link DirectRead}
    * from it rather than by libfuse; with an {@code xattrs} source, GETXATTRs of names a file is
-   * known not to have by {@link AbsentXattrs}.
+   * known not to have by {@link AbsentXattrs}; with {@code readdirPlus}, the kernel is offered
+   * READDIRPLUS, answered by {@link ReaddirPlus}.
    */
   static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice,
       org.flowfs.common.Counters counters, Started onStart,
-      DirectRead.Source reads, AbsentXattrs.Source xattrs) {
+      DirectRead.Source reads, AbsentXattrs.Source xattrs, boolean readdirPlus) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
     List<String> argv = new ArrayList<>(args);
@@ -143,7 +144,7 @@ public final class FuseLoop {
     Pointer ch = lib.fuse_session_next_chan(se, null);
     Runtime rt = Runtime.getRuntime(lib);
     long bufsize = Math.max(lib.fuse_chan_bufsize(ch), MAX_REQUEST + HEADER_ROOM);
-    InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize);
+    InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize, readdirPlus);
     NoFlushChannel reading = new NoFlushChannel(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize);
     KernelAttrs attrs = new KernelAttrs(init.libc(), rt, lib.fuse_chan_fd(ch));
     SetidKill kill = new SetidKill(attrs);
@@ -155,6 +156,8 @@ public final class FuseLoop {
       onStart.started(pages, attrs, opens, absent);
     }
     DirectRead direct = reads == null ? null : new DirectRead(init.libc(), rt, lib.fuse_chan_fd(ch), counters, reads);
+    ReaddirPlus plus = readdirPlus
+        ? new ReaddirPlus(lib, init.libc(), rt, lib.fuse_chan_fd(ch), bufsize, counters, absent) : null;
     List<Thread> workers = new ArrayList<>();
     ReaderGate gate = new ReaderGate(Math.min(READERS, threads));
     WorkerPriority priority = new WorkerPriority(init.libc(), rt, nice);
@@ -162,7 +165,7 @@ public final class FuseLoop {
       Thread t = new Thread(() -> {
         ServiceCpus.release(); // where the applications run, not on node.service-cpus
         priority.apply();
-        work(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens, absent);
+        work(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens, absent, plus, counters);
       }, "fuse-" + i);
       t.setDaemon(true);
       workers.add(t);
@@ -190,9 +193,9 @@ public final class FuseLoop {
   /** One worker: libfuse's fuse_do_work, on a Java thread, reading when the gate lets it. */
   private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
       NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens,
-      AbsentXattrs absent) {
+      AbsentXattrs absent, ReaddirPlus plus, org.flowfs.common.Counters counters) {
     try {
-      serve(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens, absent);
+      serve(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens, absent, plus, counters);
     } finally {
       gate.close(); // the loop is ending: the parked workers end too
     }
@@ -200,17 +203,19 @@ public final class FuseLoop {
 
   private static void serve(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
       NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens,
-      AbsentXattrs absent) {
+      AbsentXattrs absent, ReaddirPlus plus, org.flowfs.common.Counters counters) {
     Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
     DirectRead.Scratch scratch = direct == null ? null : direct.scratch();
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
     Pointer chp = Memory.allocateDirect(rt, 8); // struct fuse_chan **: where libfuse may put another channel
+    Pointer made = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
+    ReaddirPlus.Libfuse libfuse = plus == null ? null : request -> {
+      setBuf(made, request.getInt(FuseWire.IN_LEN), request.address());
+      before(request);
+      lib.fuse_session_process_buf(se, made, plus.channel());
+    };
     while (lib.fuse_session_exited(se) == 0 && gate.enter()) {
-      buf.putLong(0, bufsize);
-      buf.putInt(8, 0);
-      buf.putAddress(16, mem.address());
-      buf.putInt(24, -1);
-      buf.putLong(32, 0);
+      setBuf(buf, bufsize, mem.address());
       chp.putPointer(0, ch);
       int res;
       try {
@@ -240,17 +245,41 @@ public final class FuseLoop {
         direct.answer(mem, scratch);
       } else if (opcode == FuseWire.FUSE_GETXATTR && absent != null && absent.answer(mem)) {
         continue; // ENODATA, known without libfuse
+      } else if (opcode == FuseWire.FUSE_READDIRPLUS && plus != null) {
+        plus.answer(mem, bufsize, libfuse);
       } else {
-        boolean clearingWrite = SetidKill.before(mem);
-        PageStore.before(mem);
-        KernelAttrs.before(mem);
-        LinkNodes.before(mem);
-        AbsentXattrs.before(mem);
+        if (opcode == FuseWire.FUSE_LOOKUP && counters != null) {
+          counters.increment("fuse.lookup"); // the kernel's (libfuse answers it with a getattr)
+        }
+        boolean clearingWrite = before(mem);
         lib.fuse_session_process_buf(se, buf, NoFlushChannel.wants(mem) ? reading.channel() : chp.getPointer(0));
         if (clearingWrite) {
           kill.written(mem);
         }
       }
     }
+  }
+
+  /** Sets the struct fuse_buf at {@code buf}: {@code size} bytes of memory at {@code address}. */
+  private static void setBuf(Pointer buf, long size, long address) {
+    buf.putLong(0, size);
+    buf.putInt(8, 0);
+    buf.putAddress(16, address);
+    buf.putInt(24, -1);
+    buf.putLong(32, 0);
+  }
+
+  /**
+   * Before libfuse processes the request at {@code mem}, each class that acts on the mount's
+   * callbacks notes what it needs of the request; true for a write that clears set-ID bits
+   * ({@link SetidKill}).
+   */
+  private static boolean before(Pointer mem) {
+    boolean clearingWrite = SetidKill.before(mem);
+    PageStore.before(mem);
+    KernelAttrs.before(mem);
+    LinkNodes.before(mem);
+    AbsentXattrs.before(mem);
+    return clearingWrite;
   }
 }

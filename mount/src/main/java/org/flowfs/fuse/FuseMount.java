@@ -103,7 +103,8 @@ public final class FuseMount implements AutoCloseable {
     }
     args.add(mp.toString());
     int nice = client.config().client().fuseNice();
-    FuseLoop.start(fuse.operations(), args, FUSE_THREADS, nice, client.counters(), fuse::started, fuse, fuse).whenComplete((v, e) -> {
+    FuseLoop.start(fuse.operations(), args, FUSE_THREADS, nice, client.counters(), fuse::started, fuse, fuse,
+        client.config().client().readdirPlus()).whenComplete((v, e) -> {
       if (e != null) {
         m.loop.completeExceptionally(e);
       } else {

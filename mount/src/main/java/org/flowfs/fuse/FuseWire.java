@@ -7,7 +7,8 @@ import jnr.ffi.Pointer;
  * beside libfuse: the request header's fields, the opcodes the loop looks at, and the header of a
  * notification the mount writes to the device on its own. One place for the kernel's layout; the
  * classes that use it ({@link InitChannel}, {@link SetidKill}, {@link KernelAttrs}, {@link
- * PageStore}, {@link OpenStore}, {@link LinkNodes}, {@link AbsentXattrs}) say what they do with it.
+ * PageStore}, {@link OpenStore}, {@link LinkNodes}, {@link AbsentXattrs}, {@link ReaddirPlus}) say
+ * what they do with it.
  */
 final class FuseWire {
   /** fuse_in_header: uint32 len, uint32 opcode, uint64 unique, uint64 nodeid, ...; 40 bytes. */
@@ -17,6 +18,14 @@ final class FuseWire {
   static final int IN_NODEID = 16;
   static final int IN_HEADER = 40;
 
+  /** fuse_read_in (READ, READDIR, READDIRPLUS): uint64 fh, uint64 offset, uint32 size, ...; 40 bytes. */
+  static final int READ_IN_FH = IN_HEADER;
+  static final int READ_IN_OFFSET = IN_HEADER + 8;
+  static final int READ_IN_SIZE = IN_HEADER + 16;
+  static final int READ_IN = 40;
+
+  static final int FUSE_LOOKUP = 1;
+  static final int FUSE_FORGET = 2;
   static final int FUSE_GETATTR = 3;
   static final int FUSE_SETATTR = 4;
   static final int FUSE_LINK = 13;
@@ -25,6 +34,8 @@ final class FuseWire {
   static final int FUSE_WRITE = 16;
   static final int FUSE_GETXATTR = 22;
   static final int FUSE_INIT = 26;
+  static final int FUSE_READDIR = 28;
+  static final int FUSE_READDIRPLUS = 44;
 
   /** fuse_out_header: uint32 len, int32 error (a notification's code), uint64 unique (0 for a notification). */
   static final int OUT_HEADER = 16;

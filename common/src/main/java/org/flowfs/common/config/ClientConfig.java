@@ -27,10 +27,14 @@ import java.time.Duration;
  * @param sharedMemory whether the client hands its large payloads (the buffers of write flows,
  *     eager writes) to an I/O server on its own machine in shared memory rather than through the
  *     loopback socket (mount and library)
+ * @param readdirPlus whether the mount answers the kernel's READDIRPLUS, a page of a listing with
+ *     every entry's attributes, so that a listing followed by a stat of each entry ({@code ls -l})
+ *     needs no request per entry (mount only)
  */
 public record ClientConfig(
     Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead,
-    int readAround, int dirLeaseFiles, int fuseNice, int readdirAhead, boolean openStore, boolean sharedMemory) {
+    int readAround, int dirLeaseFiles, int fuseNice, int readdirAhead, boolean openStore, boolean sharedMemory,
+    boolean readdirPlus) {
   static ClientConfig from(ConfigSource s) {
     long around = s.size("client.read-around", 64 << 10, 0, 4L << 20);
     if (around % 4096 != 0) {
@@ -47,6 +51,7 @@ public record ClientConfig(
         s.integer("client.fuse-nice", 0, -20, 0),
         s.integer("client.readdir-ahead", 16, 0, 64),
         s.bool("client.open-store", true),
-        s.bool("client.shared-memory", true));
+        s.bool("client.shared-memory", true),
+        s.bool("client.readdir-plus", true));
   }
 }
