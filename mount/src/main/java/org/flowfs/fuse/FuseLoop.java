@@ -36,7 +36,8 @@ import ru.serce.jnrfuse.struct.FuseOperations;
  * large, as the kernel then requires. An OPEN for reading only is answered on another channel of
  * the loop's ({@link NoFlushChannel}), which spares its close a FLUSH, and keeps the pages {@link
  * OpenStore} stored for it; every request is shown to the {@link OpenStore} first, which learns
- * from them which nodes the kernel may hold pages of.
+ * from them which nodes the kernel may hold pages of. libfuse 2 has no READDIRPLUS: {@link
+ * ReaddirPlus} makes its answer from READDIRs and LOOKUPs it has libfuse process on this thread.
  *
  * <p><b>Priority.</b> Applications wait on the workers; the mount's other threads (write-behind,
  * read-ahead, the network) and servers on the same machine do bulk work nobody waits on at that
