@@ -501,7 +501,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
     });
   }
 
-  /** The GETATTR or GETXATTR being processed found its file {@code h} ({@link AbsentXattrs}). */
+  /** The request being processed (a GETATTR, a GETXATTR, a LOOKUP) found its file {@code h} ({@link AbsentXattrs}). */
   private void learned(Handle h) {
     AbsentXattrs x = absentXattrs;
     if (x != null) {

@@ -209,7 +209,7 @@ public final class FuseLoop {
     DirectRead.Scratch scratch = direct == null ? null : direct.scratch();
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
     Pointer chp = Memory.allocateDirect(rt, 8); // struct fuse_chan **: where libfuse may put another channel
-    Pointer made = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
+    Pointer made = plus == null ? null : Memory.allocateDirect(rt, FUSE_BUF_SIZE); // the requests ReaddirPlus makes
     ReaddirPlus.Libfuse libfuse = plus == null ? null : request -> {
       setBuf(made, request.getInt(FuseWire.IN_LEN), request.address());
       before(request);

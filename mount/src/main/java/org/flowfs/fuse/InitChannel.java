@@ -104,22 +104,11 @@ final class InitChannel {
 
   /** libfuse's answer to INIT: gathered, completed and written to /dev/fuse. */
   private int answer(Pointer ch, Pointer iov, long count) {
-    long length = 0;
-    for (int i = 0; i < count; i++) {
-      length += iov.getLong(i * 16L + 8);
-    }
+    long length = SendChannel.length(iov, count);
     int error = 0;
     long size = Math.max(length, OUT_HEADER + OUT_LENGTH_WITH_MAX_PAGES);
     Pointer out = Memory.allocateDirect(rt, (int) size, true);
-    long at = 0;
-    for (int i = 0; i < count; i++) {
-      Pointer base = iov.getPointer(i * 16L);
-      long n = iov.getLong(i * 16L + 8);
-      byte[] bytes = new byte[(int) n];
-      base.get(0, bytes, 0, bytes.length);
-      out.put(at, bytes, 0, bytes.length);
-      at += n;
-    }
+    SendChannel.gather(rt, iov, count, out, length);
     if (length >= OUT_HEADER) {
       error = out.getInt(4);
     }

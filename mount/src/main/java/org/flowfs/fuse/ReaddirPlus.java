@@ -113,16 +113,7 @@ final class ReaddirPlus {
   /** libfuse's answer on {@link #channel()}: gathered into the calling thread's target, up to its limit. */
   private int keep(Pointer ch, Pointer iov, long count) {
     Scratch s = scratch.get();
-    long at = 0;
-    for (int i = 0; i < count; i++) {
-      long address = iov.getLong(i * 16L);
-      long n = Math.min(iov.getLong(i * 16L + 8), s.limit - at);
-      if (n > 0 && address != 0) {
-        Pointer.wrap(rt, address).transferTo(0, s.target, at, n);
-        at += n;
-      }
-    }
-    s.length = at;
+    s.length = SendChannel.gather(rt, iov, count, s.target, s.limit);
     return 0;
   }
 

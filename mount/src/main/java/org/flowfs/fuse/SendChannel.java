@@ -13,6 +13,8 @@ final class SendChannel {
   /** struct fuse_chan_ops (libfuse 2.9): receive, send, destroy. */
   private static final int OPS_SIZE = 24;
   private static final int OPS_SEND = 8;
+  /** struct iovec: void *iov_base, size_t iov_len. */
+  private static final long IOVEC = 16;
 
   private final Pointer channel;
   /** Held so that the closure libfuse calls stays alive as long as the channel. */
@@ -32,5 +34,31 @@ final class SendChannel {
 
   Pointer pointer() {
     return channel;
+  }
+
+  /** The bytes of an answer libfuse sends: the lengths of its {@code count} iovecs at {@code iov}. */
+  static long length(Pointer iov, long count) {
+    long length = 0;
+    for (int i = 0; i < count; i++) {
+      length += iov.getLong(i * IOVEC + 8);
+    }
+    return length;
+  }
+
+  /**
+   * Gathers the answer's {@code count} iovecs at {@code iov} into {@code target}, at most {@code
+   * limit} bytes; returns how many it gathered.
+   */
+  static long gather(Runtime rt, Pointer iov, long count, Pointer target, long limit) {
+    long at = 0;
+    for (int i = 0; i < count; i++) {
+      long address = iov.getLong(i * IOVEC);
+      long n = Math.min(iov.getLong(i * IOVEC + 8), limit - at);
+      if (n > 0 && address != 0) {
+        Pointer.wrap(rt, address).transferTo(0, target, at, n);
+        at += n;
+      }
+    }
+    return at;
   }
 }
