@@ -77,23 +77,37 @@ final class ProcessDeployment implements Deployment {
     return conf;
   }
 
+  /**
+   * Starts every process as systemd's units do: the servers at once, none waiting for another
+   * (the metadata server finds the I/O servers when they listen), the mount once the metadata
+   * server listens; returns when the mount is up and every I/O server listens.
+   */
   @Override
   public void start() throws Exception {
     Path logs = data.resolve("logs");
     for (int i = 0; i < ioServers; i++) {
       io.add(startIo(i));
     }
+    meta = ServerProcess.start("metaserver", logs, metaArgs());
+    awaitMeta();
+    mount = ServerProcess.start("mount", logs, List.of("mount", "--config", conf.toString(), mnt.toString()));
     for (int i = 0; i < ioServers; i++) {
       InetSocketAddress a = config.ioServer(i).address();
       io.get(i).awaitReady(() -> ServerProcess.listening(a), 60);
     }
-    startMeta();
-    mount = ServerProcess.start("mount", logs, List.of("mount", "--config", conf.toString(), mnt.toString()));
     mount.awaitReady(() -> FuseMount.TYPE.equals(MountTable.typeAt(mnt)), 60);
   }
 
   void startMeta() throws IOException {
-    meta = ServerProcess.start("metaserver", data.resolve("logs"), List.of("metaserver", "--config", conf.toString()));
+    meta = ServerProcess.start("metaserver", data.resolve("logs"), metaArgs());
+    awaitMeta();
+  }
+
+  private List<String> metaArgs() {
+    return List.of("metaserver", "--config", conf.toString());
+  }
+
+  private void awaitMeta() throws IOException {
     meta.awaitReady(() -> ServerProcess.listening(config.meta().address()), 60);
   }
 
