@@ -55,17 +55,6 @@ final class AbsentXattrs {
   /** Longest attribute name (XATTR_NAME_MAX). */
   private static final int NAME_MAX = 255;
 
-  /**
-   * The request the calling FUSE thread has libfuse process: the node of a GETATTR or GETXATTR
-   * (else 0), and the file the request found, kept for {@link #lookedUp} when it has no node yet.
-   */
-  private static final class Request {
-    long node;
-    Handle found;
-  }
-
-  private static final ThreadLocal<Request> REQUEST = ThreadLocal.withInitial(Request::new);
-
   private record Known(Handle handle, long untilNanos) {}
 
   private final InitChannel.LibC libc;
@@ -88,24 +77,17 @@ final class AbsentXattrs {
     this.header = ThreadLocal.withInitial(() -> Memory.allocateDirect(rt, FuseWire.OUT_HEADER, true));
   }
 
-  /** Before the calling FUSE thread has libfuse process the request at {@code mem}: notes the node to learn. */
-  static void before(Pointer mem) {
-    int opcode = FuseWire.opcode(mem);
-    Request r = REQUEST.get();
-    r.node = opcode == FuseWire.FUSE_GETATTR || opcode == FuseWire.FUSE_GETXATTR ? mem.getLong(FuseWire.IN_NODEID) : 0;
-    r.found = null;
-  }
-
   /**
    * The request being processed found its file: {@code h}. A GETATTR's or GETXATTR's node is
    * learned now; another request's file is kept until {@link #lookedUp} names its node.
    */
   void learned(Handle h) {
-    Request r = REQUEST.get();
-    if (r.node == 0) {
-      r.found = h;
+    KernelRequest r = KernelRequest.current();
+    long node = r.opcode() == FuseWire.FUSE_GETATTR || r.opcode() == FuseWire.FUSE_GETXATTR ? r.node() : 0;
+    if (node == 0) {
+      r.found(h); // for lookedUp
     } else {
-      learn(r.node, h);
+      learn(node, h);
     }
   }
 
@@ -114,10 +96,10 @@ final class AbsentXattrs {
    * {@code node}: the file it found is learned for that node.
    */
   void lookedUp(long node) {
-    Request r = REQUEST.get();
-    if (r.found != null) {
-      learn(node, r.found);
-      r.found = null;
+    KernelRequest r = KernelRequest.current();
+    if (r.found() != null) {
+      learn(node, r.found());
+      r.found(null);
     }
   }
 

@@ -241,8 +241,7 @@ public final class FuseLoop {
       if (opcode == FuseWire.FUSE_INIT) {
         init.process(lib, se, buf, mem);
       } else if (opcode == FuseWire.FUSE_READ && direct != null) {
-        PageStore.before(mem);
-        KernelAttrs.before(mem);
+        KernelRequest.note(mem);
         direct.answer(mem, scratch);
       } else if (opcode == FuseWire.FUSE_GETXATTR && absent != null && absent.answer(mem)) {
         continue; // ENODATA, known without libfuse
@@ -271,16 +270,12 @@ public final class FuseLoop {
   }
 
   /**
-   * Before libfuse processes the request at {@code mem}, each class that acts on the mount's
-   * callbacks notes what it needs of the request; true for a write that clears set-ID bits
+   * Before libfuse processes the request at {@code mem}: notes it for the mount's callbacks
+   * ({@link KernelRequest}) and what it asks of set-ID bits; true for a write that clears them
    * ({@link SetidKill}).
    */
   private static boolean before(Pointer mem) {
-    boolean clearingWrite = SetidKill.before(mem);
-    PageStore.before(mem);
-    KernelAttrs.before(mem);
-    LinkNodes.before(mem);
-    AbsentXattrs.before(mem);
-    return clearingWrite;
+    KernelRequest.note(mem);
+    return SetidKill.before(mem);
   }
 }

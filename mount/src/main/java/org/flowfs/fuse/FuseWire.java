@@ -6,9 +6,9 @@ import jnr.ffi.Pointer;
  * The few pieces of the FUSE device protocol ({@code fuse_kernel.h}) that the loop reads and writes
  * beside libfuse: the request header's fields, the opcodes the loop looks at, and the header of a
  * notification the mount writes to the device on its own. One place for the kernel's layout; the
- * classes that use it ({@link InitChannel}, {@link SetidKill}, {@link KernelAttrs}, {@link
- * PageStore}, {@link OpenStore}, {@link LinkNodes}, {@link AbsentXattrs}, {@link ReaddirPlus}) say
- * what they do with it.
+ * classes that use it ({@link InitChannel}, {@link SetidKill}, {@link KernelRequest}, {@link
+ * KernelAttrs}, {@link PageStore}, {@link OpenStore}, {@link LinkNodes}, {@link AbsentXattrs},
+ * {@link ReaddirPlus}) say what they do with it.
  */
 final class FuseWire {
   /** fuse_in_header: uint32 len, uint32 opcode, uint64 unique, uint64 nodeid, ...; 40 bytes. */

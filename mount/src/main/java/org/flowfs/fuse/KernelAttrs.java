@@ -22,8 +22,6 @@ final class KernelAttrs {
   private static final Logger LOG = LoggerFactory.getLogger(KernelAttrs.class);
   /** The notification header + fuse_notify_inval_inode_out (ino, off, len). */
   private static final int LENGTH = FuseWire.OUT_HEADER + 24;
-  /** The node of the OPEN the calling FUSE thread is processing, or 0. */
-  private static final ThreadLocal<long[]> OPENING = ThreadLocal.withInitial(() -> new long[1]);
   private static final ThreadLocal<Pointer> OUT = new ThreadLocal<>();
 
   private final InitChannel.LibC libc;
@@ -36,14 +34,9 @@ final class KernelAttrs {
     this.fd = fd;
   }
 
-  /** Before the calling FUSE thread processes the request at {@code mem}: notes an OPEN's node. */
-  static void before(Pointer mem) {
-    OPENING.get()[0] = FuseWire.nodeIf(mem, FuseWire.FUSE_OPEN);
-  }
-
   /** Drops the kernel's attributes of the file the calling FUSE thread is opening (nothing outside an OPEN). */
   void dropForThisOpen() {
-    long node = OPENING.get()[0];
+    long node = KernelRequest.current().nodeIf(FuseWire.FUSE_OPEN);
     if (node != 0) {
       drop(node);
     }

@@ -2,7 +2,6 @@ package org.flowfs.fuse;
 
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
-import jnr.ffi.Pointer;
 import org.flowfs.common.Attr;
 
 /**
@@ -27,11 +26,6 @@ import org.flowfs.common.Attr;
  */
 final class LinkNodes {
   static final int MAX_FILES = 1 << 16;
-  /** fuse_link_in: uint64 oldnodeid, the node of the file linked. */
-  private static final int LINK_OLDNODEID = FuseWire.IN_HEADER;
-
-  /** The opcode and node of the request the calling FUSE thread is processing (for a link, of the file linked). */
-  private static final ThreadLocal<long[]> REQUEST = ThreadLocal.withInitial(() -> new long[2]);
 
   private final KernelAttrs kernel;
   /** By inode number (the file's handle): the nodes known to name it. */
@@ -41,14 +35,11 @@ final class LinkNodes {
     this.kernel = kernel;
   }
 
-  /** Before the calling FUSE thread processes the request at {@code mem}: notes its opcode and node. */
-  static void before(Pointer mem) {
-    long[] r = REQUEST.get();
-    int opcode = FuseWire.opcode(mem);
-    r[0] = opcode;
-    r[1] = switch (opcode) {
-      case FuseWire.FUSE_GETATTR, FuseWire.FUSE_SETATTR, FuseWire.FUSE_WRITE -> mem.getLong(FuseWire.IN_NODEID);
-      case FuseWire.FUSE_LINK -> mem.getLong(LINK_OLDNODEID);
+  /** The node of the request being processed this class acts on: a getattr's, setattr's, write's, or the file a link linked; else 0. */
+  private static long node(KernelRequest r) {
+    return switch (r.opcode()) {
+      case FuseWire.FUSE_GETATTR, FuseWire.FUSE_SETATTR, FuseWire.FUSE_WRITE -> r.node();
+      case FuseWire.FUSE_LINK -> r.linked();
       default -> 0;
     };
   }
@@ -59,15 +50,16 @@ final class LinkNodes {
    * setattr, drops what the kernel cached under its other nodes.
    */
   void answered(Attr a) {
-    long[] r = REQUEST.get();
-    if (r[1] == 0 || r[0] == FuseWire.FUSE_LINK || !a.isRegular()) {
+    KernelRequest r = KernelRequest.current();
+    long node = node(r);
+    if (node == 0 || r.opcode() == FuseWire.FUSE_LINK || !a.isRegular()) {
       return;
     }
     long ino = a.handle().id();
     if (a.nlink() > 1) {
-      learn(ino, r[1]);
+      learn(ino, node);
     }
-    if (r[0] == FuseWire.FUSE_SETATTR) {
+    if (r.opcode() == FuseWire.FUSE_SETATTR) {
       changed(ino);
     }
     if (a.nlink() == 1 && any()) {
@@ -80,19 +72,19 @@ final class LinkNodes {
    * is learned, and every node of it dropped.
    */
   void linked(Attr target) {
-    long[] r = REQUEST.get();
-    if (r[0] != FuseWire.FUSE_LINK || r[1] == 0) {
+    long node = KernelRequest.current().linked();
+    if (node == 0) {
       return;
     }
     long ino = target.handle().id();
-    learn(ino, r[1]);
+    learn(ino, node);
     drop(ino, 0);
   }
 
   /** File {@code ino} changed by the request being processed: its other nodes' attributes are dropped. */
   void changed(long ino) {
     if (any()) {
-      drop(ino, REQUEST.get()[1]); // (a link drops every node itself: linked)
+      drop(ino, node(KernelRequest.current())); // (a link drops every node itself: linked)
     }
   }
 

@@ -30,8 +30,6 @@ final class PageStore {
    * earlier bound) held up to 512 MiB while random reads ran.
    */
   static final long MAX_QUEUED_BYTES = 32L << 20;
-  /** The node of the READ the calling FUSE thread is processing, or 0. */
-  private static final ThreadLocal<long[]> NODE = ThreadLocal.withInitial(() -> new long[1]);
 
   private record Job(long node, PageSink.Pages store) {}
 
@@ -63,14 +61,9 @@ final class PageStore {
     thread.start();
   }
 
-  /** Before the calling FUSE thread processes the request at {@code mem}: notes a READ's node. */
-  static void before(Pointer mem) {
-    NODE.get()[0] = FuseWire.nodeIf(mem, FuseWire.FUSE_READ);
-  }
-
   /** A sink for the file of the READ the calling FUSE thread is processing; null if it is not processing one. */
   PageSink forThisRead() {
-    return forNode(NODE.get()[0]);
+    return forNode(KernelRequest.current().nodeIf(FuseWire.FUSE_READ));
   }
 
   /** A sink for the file of kernel node {@code node}; null for node 0 or once stopped. */
