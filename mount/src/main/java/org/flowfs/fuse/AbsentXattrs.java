@@ -25,7 +25,7 @@ import org.flowfs.common.Handle;
  * the caller to a FUSE thread and back (66% of the mount's samples, {@code finish_task_switch}).
  *
  * <p>Here the answer comes from the request itself: its node names a file learned when a request
- * on that node last went through libfuse ({@link #before}, {@link #learned}: a GETATTR, or a
+ * on that node last went through libfuse ({@link KernelRequest}, {@link #learned}: a GETATTR, or a
  * GETXATTR this could not answer) or when a READDIRPLUS handed it to the kernel ({@link
  * #lookedUp}), trusted for the client's entry timeout, as the client trusts the name that led to
  * it. A node of libfuse's is a name; a rename here moves the node with the

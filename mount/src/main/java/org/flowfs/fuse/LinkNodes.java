@@ -13,7 +13,7 @@ import org.flowfs.common.Attr;
  * trusted for the attribute timeout. Without help, {@code ln a b; truncate -s 100 b; stat a}
  * showed a's old size and link count for up to a second, as if a and b were different files.
  *
- * <p>The nodes are learned from the requests the loop processes ({@link #before}): a getattr or
+ * <p>The nodes are learned from the requests the loop processes ({@link KernelRequest}): a getattr or
  * setattr of a file with more than one link names its node, and a link names the node of the file
  * it links. After a change of such a file (a setattr, a write, a link, an unlink or a rename over
  * one of its names) the attributes the kernel cached under its other nodes are dropped ({@link
