@@ -48,11 +48,6 @@ final class FuseWire {
     return request.getInt(IN_OPCODE);
   }
 
-  /** The node of the request at {@code request} if it is an {@code opcode}, else 0. */
-  static long nodeIf(Pointer request, int opcode) {
-    return opcode(request) == opcode ? request.getLong(IN_NODEID) : 0;
-  }
-
   /** Writes the header of notification {@code code}, {@code length} bytes in all, at the start of {@code out}. */
   static void notifyHeader(Pointer out, int length, int code) {
     out.putInt(0, length);

@@ -88,26 +88,16 @@ final class ProcessDeployment implements Deployment {
     for (int i = 0; i < ioServers; i++) {
       io.add(startIo(i));
     }
-    meta = ServerProcess.start("metaserver", logs, metaArgs());
-    awaitMeta();
+    startMeta();
     mount = ServerProcess.start("mount", logs, List.of("mount", "--config", conf.toString(), mnt.toString()));
     for (int i = 0; i < ioServers; i++) {
-      InetSocketAddress a = config.ioServer(i).address();
-      io.get(i).awaitReady(() -> ServerProcess.listening(a), 60);
+      awaitIo(i);
     }
     mount.awaitReady(() -> FuseMount.TYPE.equals(MountTable.typeAt(mnt)), 60);
   }
 
   void startMeta() throws IOException {
-    meta = ServerProcess.start("metaserver", data.resolve("logs"), metaArgs());
-    awaitMeta();
-  }
-
-  private List<String> metaArgs() {
-    return List.of("metaserver", "--config", conf.toString());
-  }
-
-  private void awaitMeta() throws IOException {
+    meta = ServerProcess.start("metaserver", data.resolve("logs"), List.of("metaserver", "--config", conf.toString()));
     meta.awaitReady(() -> ServerProcess.listening(config.meta().address()), 60);
   }
 
@@ -121,10 +111,14 @@ final class ProcessDeployment implements Deployment {
 
   /** Starts I/O server {@code i} again (after it stopped or was killed). */
   void restartIo(int i) throws IOException {
-    ServerProcess p = startIo(i);
-    io.set(i, p);
+    io.set(i, startIo(i));
+    awaitIo(i);
+  }
+
+  /** Waits until I/O server {@code i} listens. */
+  private void awaitIo(int i) throws IOException {
     InetSocketAddress a = config.ioServer(i).address();
-    p.awaitReady(() -> ServerProcess.listening(a), 60);
+    io.get(i).awaitReady(() -> ServerProcess.listening(a), 60);
   }
 
   private ServerProcess startIo(int i) throws IOException {
