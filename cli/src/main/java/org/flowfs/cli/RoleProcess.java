@@ -40,6 +40,26 @@ public final class RoleProcess {
   }
 
   /**
+   * The JIT flags {@code bin/flowfs}, and so the systemd units, give a subcommand: for the daemons
+   * ({@code up}, the servers, the mount) compile thresholds at a tenth of the JVM's defaults
+   * ({@code -XX:CompileThresholdScaling=0.1}). Much of a server's Java code runs once per flow or
+   * per message, not per byte: a 1 GiB write is about 128 flows per I/O server, so at the default
+   * thresholds those methods reached the optimizing compiler only after some 40 GiB of traffic.
+   * On the benchmark's process shape, after 10 rounds of 1 GiB written and read, the four I/O
+   * servers spent 13-40 CPU ticks each per GiB written with the defaults and 4-11 with the scaling
+   * (5-8 with the defaults only after 40 rounds); {@code bench/run --groups seq,par}, two runs each
+   * way in turn: 9-32% more on every row. More code is compiled (the servers' resident sets 10-15
+   * MiB larger) and the compilers stay as busy through the benchmark's warm-up, but the hot code is
+   * compiled first ({@code bench/HISTORY.md}, "Compile thresholds for the daemons").
+   */
+  public static List<String> jitFlags(String subcommand) {
+    return switch (subcommand) {
+      case "up", "metaserver", "ioserver", "mount" -> List.of("-XX:CompileThresholdScaling=0.1");
+      default -> List.of();
+    };
+  }
+
+  /**
    * The environment {@code bin/flowfs}, and so the systemd units, give a subcommand beyond the
    * caller's: keep the two in step. The roles that mount limit glibc to two malloc arenas
    * ({@code MALLOC_ARENA_MAX=2}). libfuse mallocs each request's buffer (up to a MiB for a READ)
@@ -61,11 +81,16 @@ public final class RoleProcess {
     return opts == null || opts.isBlank() ? List.of() : List.of(opts.strip().split("\\s+"));
   }
 
-  /** {@link #command(String, List)} with the heap {@code bin/flowfs} gives the subcommand. */
+  /** {@link #command(String, List)} with the heap and JIT flags {@code bin/flowfs} gives the subcommand. */
   public static List<String> command(List<String> args) {
     String heap = defaultHeap(args.get(0));
-    List<String> touch = preTouched(args.get(0)) ? List.of("-Xms" + heap, "-XX:+AlwaysPreTouch") : List.of();
-    return java(heap, touch, Main.class.getName(), args);
+    List<String> flags = new ArrayList<>();
+    if (preTouched(args.get(0))) {
+      flags.add("-Xms" + heap);
+      flags.add("-XX:+AlwaysPreTouch");
+    }
+    flags.addAll(jitFlags(args.get(0)));
+    return java(heap, flags, Main.class.getName(), args);
   }
 
   /** {@code java <flags> -cp <this classpath> org.flowfs.cli.Main args...} */

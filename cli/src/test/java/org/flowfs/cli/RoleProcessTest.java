@@ -57,8 +57,9 @@ class RoleProcessTest {
 
   @Test
   void everyDaemon_getsTheSameFlags_fromTheLauncherAndFromRoleProcess() throws IOException {
-    for (String role : List.of("metaserver", "ioserver", "mount")) {
+    for (String role : List.of("metaserver", "ioserver", "mount", "up")) {
       assertEquals(launcherFlags(role), roleProcessFlags(role), role);
+      assertTrue(roleProcessFlags(role).contains("-XX:CompileThresholdScaling=0.1"), role + " compiles its per-flow code early");
     }
   }
 
