@@ -270,7 +270,10 @@ class BatchedCreatesTest {
     Thread.sleep(1500);
     long rmdirs = fs.counter("lease.rmdirs");
     Sh.ok(m, "rm -rf r1/t");
-    assertTrue(fs.counter("lease.rmdirs") - rmdirs >= 8, "of 11 directories, removed in their parents' batches: "
+    // most, not all: how many go in batches depends on the leases' timing (a lease nothing was made
+    // under for DirLeases.IDLE_NANOS, 20 ms, ends), and 7 of 11 were seen in a full test run on a
+    // busy machine (1 of 3 runs of this test alone); without the batching none are
+    assertTrue(fs.counter("lease.rmdirs") - rmdirs >= 6, "of 11 directories, removed in their parents' batches: "
         + (fs.counter("lease.rmdirs") - rmdirs));
     try (OtherClient other = new OtherClient(fs)) {
       assertEquals(Errno.ENOENT, assertThrows(FsException.class, () -> other.attr("/r1/t")).errno());
