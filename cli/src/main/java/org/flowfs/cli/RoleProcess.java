@@ -83,13 +83,14 @@ public final class RoleProcess {
 
   /** {@link #command(String, List)} with the heap and JIT flags {@code bin/flowfs} gives the subcommand. */
   public static List<String> command(List<String> args) {
-    String heap = defaultHeap(args.get(0));
+    String role = args.get(0);
+    String heap = defaultHeap(role);
     List<String> flags = new ArrayList<>();
-    if (preTouched(args.get(0))) {
+    if (preTouched(role)) {
       flags.add("-Xms" + heap);
       flags.add("-XX:+AlwaysPreTouch");
     }
-    flags.addAll(jitFlags(args.get(0)));
+    flags.addAll(jitFlags(role));
     return java(heap, flags, Main.class.getName(), args);
   }
 
