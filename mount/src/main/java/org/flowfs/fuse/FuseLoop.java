@@ -146,7 +146,9 @@ public final class FuseLoop {
     Runtime rt = Runtime.getRuntime(lib);
     long bufsize = Math.max(lib.fuse_chan_bufsize(ch), MAX_REQUEST + HEADER_ROOM);
     InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize, readdirPlus);
-    NoFlushChannel reading = new NoFlushChannel(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize);
+    StaleNodes stale = counters == null ? null
+        : new StaleNodes(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize, counters);
+    NoFlushChannel reading = new NoFlushChannel(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize, stale);
     KernelAttrs attrs = new KernelAttrs(init.libc(), rt, lib.fuse_chan_fd(ch));
     SetidKill kill = new SetidKill(attrs);
     PageStore pages = onStart == null ? null : new PageStore(init.libc(), rt, lib.fuse_chan_fd(ch), counters);
@@ -166,7 +168,7 @@ public final class FuseLoop {
       Thread t = new Thread(() -> {
         ServiceCpus.release(); // where the applications run, not on node.service-cpus
         priority.apply();
-        work(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens, absent, plus, counters);
+        work(lib, rt, se, ch, init, reading, stale, kill, gate, bufsize, direct, opens, absent, plus, counters);
       }, "fuse-" + i);
       t.setDaemon(true);
       workers.add(t);
@@ -193,18 +195,18 @@ public final class FuseLoop {
 
   /** One worker: libfuse's fuse_do_work, on a Java thread, reading when the gate lets it. */
   private static void work(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
-      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens,
-      AbsentXattrs absent, ReaddirPlus plus, org.flowfs.common.Counters counters) {
+      NoFlushChannel reading, StaleNodes stale, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct,
+      OpenStore opens, AbsentXattrs absent, ReaddirPlus plus, org.flowfs.common.Counters counters) {
     try {
-      serve(lib, rt, se, ch, init, reading, kill, gate, bufsize, direct, opens, absent, plus, counters);
+      serve(lib, rt, se, ch, init, reading, stale, kill, gate, bufsize, direct, opens, absent, plus, counters);
     } finally {
       gate.close(); // the loop is ending: the parked workers end too
     }
   }
 
   private static void serve(LibFuseLoop lib, Runtime rt, Pointer se, Pointer ch, InitChannel init,
-      NoFlushChannel reading, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct, OpenStore opens,
-      AbsentXattrs absent, ReaddirPlus plus, org.flowfs.common.Counters counters) {
+      NoFlushChannel reading, StaleNodes stale, SetidKill kill, ReaderGate gate, long bufsize, DirectRead direct,
+      OpenStore opens, AbsentXattrs absent, ReaddirPlus plus, org.flowfs.common.Counters counters) {
     Pointer mem = Memory.allocateDirect(rt, (int) bufsize);
     DirectRead.Scratch scratch = direct == null ? null : direct.scratch();
     Pointer buf = Memory.allocateDirect(rt, FUSE_BUF_SIZE);
@@ -252,12 +254,20 @@ public final class FuseLoop {
           counters.increment("fuse.lookup"); // the kernel's (libfuse answers it with a getattr)
         }
         boolean clearingWrite = before(mem);
-        lib.fuse_session_process_buf(se, buf, NoFlushChannel.wants(mem) ? reading.channel() : chp.getPointer(0));
+        lib.fuse_session_process_buf(se, buf, channel(mem, reading, stale, chp.getPointer(0)));
         if (clearingWrite) {
           kill.written(mem);
         }
       }
     }
+  }
+
+  /** The channel libfuse answers the request at {@code mem} on: one of the loop's, else {@code kernel}. */
+  private static Pointer channel(Pointer mem, NoFlushChannel reading, StaleNodes stale, Pointer kernel) {
+    if (NoFlushChannel.wants(mem)) {
+      return reading.channel();
+    }
+    return stale != null && StaleNodes.wants(mem) ? stale.channel() : kernel;
   }
 
   /** Sets the struct fuse_buf at {@code buf}: {@code size} bytes of memory at {@code address}. */

@@ -11,11 +11,15 @@ import jnr.ffi.Pointer;
  * {@link ReaddirPlus}) say what they do with it.
  */
 final class FuseWire {
-  /** fuse_in_header: uint32 len, uint32 opcode, uint64 unique, uint64 nodeid, ...; 40 bytes. */
+  /**
+   * fuse_in_header: uint32 len, uint32 opcode, uint64 unique, uint64 nodeid, uint32 uid, uint32
+   * gid, uint32 pid (the calling thread's id), ...; 40 bytes.
+   */
   static final int IN_LEN = 0;
   static final int IN_OPCODE = 4;
   static final int IN_UNIQUE = 8;
   static final int IN_NODEID = 16;
+  static final int IN_PID = 32;
   static final int IN_HEADER = 40;
 
   /** fuse_read_in (READ, READDIR, READDIRPLUS): uint64 fh, uint64 offset, uint32 size, ...; 40 bytes. */

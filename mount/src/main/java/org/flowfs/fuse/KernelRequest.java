@@ -17,6 +17,7 @@ final class KernelRequest {
 
   private int opcode;
   private long node;
+  private int pid;
   private long linked;
   /** The file the request found, if a callback said so ({@link #found(Handle)}); null before. */
   private Handle found;
@@ -33,6 +34,7 @@ final class KernelRequest {
     KernelRequest r = CURRENT.get();
     r.opcode = FuseWire.opcode(mem);
     r.node = mem.getLong(FuseWire.IN_NODEID);
+    r.pid = mem.getInt(FuseWire.IN_PID);
     r.linked = r.opcode == FuseWire.FUSE_LINK ? mem.getLong(LINK_OLDNODEID) : 0;
     r.found = null;
   }
@@ -44,6 +46,11 @@ final class KernelRequest {
   /** The node the request names (its header's nodeid). */
   long node() {
     return node;
+  }
+
+  /** The thread (its id) whose system call made the request. */
+  int pid() {
+    return pid;
   }
 
   /** The request's node if it is an {@code opcode}, else 0. */

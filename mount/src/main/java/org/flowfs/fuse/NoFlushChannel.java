@@ -27,17 +27,16 @@ final class NoFlushChannel {
   /** struct iovec: void *iov_base, size_t iov_len. */
   private static final int IOV = 16;
 
-  private final Runtime rt;
-  private final InitChannel.LibC libc;
-  private final int fd;
   private final SendChannel channel;
+  private final StaleNodes stale;
 
-  /** A channel on {@code fd} (/dev/fuse) with libfuse's buffer size {@code bufsize}. */
-  NoFlushChannel(FuseLoop.LibFuseLoop lib, Runtime rt, InitChannel.LibC libc, int fd, long bufsize) {
-    this.rt = rt;
-    this.libc = libc;
-    this.fd = fd;
-    this.channel = new SendChannel(lib, rt, fd, bufsize, this::answer);
+  /**
+   * A channel on {@code fd} (/dev/fuse) with libfuse's buffer size {@code bufsize}; its failures
+   * go by {@code stale} (null: as libfuse gave them).
+   */
+  NoFlushChannel(FuseLoop.LibFuseLoop lib, Runtime rt, InitChannel.LibC libc, int fd, long bufsize, StaleNodes stale) {
+    this.stale = stale;
+    this.channel = SendChannel.amending(lib, rt, libc, fd, bufsize, this::answer);
   }
 
   /** Whether the request at {@code request} is an OPEN for reading only, without O_TRUNC. */
@@ -56,17 +55,15 @@ final class NoFlushChannel {
 
   /**
    * libfuse's answer: a success (header and fuse_open_out) gets FOPEN_NOFLUSH, and FOPEN_KEEP_CACHE
-   * when {@link OpenStore} stored the file's pages for it; written to /dev/fuse as it is.
+   * when {@link OpenStore} stored the file's pages for it; a failure goes by {@link StaleNodes}.
    */
-  private int answer(Pointer ch, Pointer iov, long count) {
+  private void answer(Pointer iov, long count) {
     if (count >= 2 && iov.getLong(IOV + 8) >= OUT_OPEN_FLAGS + 4) {
       Pointer out = iov.getPointer(IOV);
       int keep = OpenStore.keepsPages() ? OpenStore.FOPEN_KEEP_CACHE : 0;
       out.putInt(OUT_OPEN_FLAGS, out.getInt(OUT_OPEN_FLAGS) | FOPEN_NOFLUSH | keep);
+    } else if (stale != null) {
+      stale.answer(iov, count);
     }
-    if (libc.writev(fd, iov, (int) count) < 0) {
-      return -rt.getLastError(); // ENOENT: the request was interrupted; libfuse knows what to do
-    }
-    return 0;
   }
 }

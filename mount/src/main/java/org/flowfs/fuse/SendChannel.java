@@ -32,6 +32,28 @@ final class SendChannel {
     }
   }
 
+  /** What a channel of {@link #amending} does to an answer before it is written. */
+  @FunctionalInterface
+  interface Amend {
+    /** Amends the answer libfuse sends, {@code count} iovecs at {@code iov}, header first. */
+    void amend(Pointer iov, long count);
+  }
+
+  /**
+   * A channel on {@code fd} whose answers {@code amend} sees first; then they are written to {@code
+   * fd} as they are, with {@code writev}.
+   */
+  static SendChannel amending(FuseLoop.LibFuseLoop lib, Runtime rt, InitChannel.LibC libc, int fd, long bufsize,
+      Amend amend) {
+    return new SendChannel(lib, rt, fd, bufsize, (ch, iov, count) -> {
+      amend.amend(iov, count);
+      if (libc.writev(fd, iov, (int) count) < 0) {
+        return -rt.getLastError(); // ENOENT: the request was interrupted; libfuse knows what to do
+      }
+      return 0;
+    });
+  }
+
   Pointer pointer() {
     return channel;
   }

@@ -16,10 +16,10 @@ import org.junit.jupiter.api.Test;
  *   <li>A rename over a file that is open on this mount first renames that file away the same
  *       way, so for a moment its name is missing to others. The atomicity test reads the name
  *       without opening it.
- *   <li>With {@code client.attr-timeout = 0s} the kernel asks for the attributes of the replaced
- *       file's inode on every {@code stat}, and libfuse answers ENOENT once that name is gone:
- *       a lookup racing a rename can fail. The default timeout (this suite) serves such a
- *       {@code stat} from the kernel's cache.
+ *   <li>A {@code stat} whose path walk reached the replaced file's node just before the rename
+ *       asks for that node's attributes when they expired, and libfuse has no path for it any
+ *       more: the mount answers ESTALE and the kernel walks the path again ({@link
+ *       PosixStaleNodesTest} has the race at every {@code stat}).
  * </ul>
  */
 class PosixNamespaceTest extends PosixSuite {
