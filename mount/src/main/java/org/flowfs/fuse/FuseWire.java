@@ -8,7 +8,7 @@ import jnr.ffi.Pointer;
  * notification the mount writes to the device on its own. One place for the kernel's layout; the
  * classes that use it ({@link InitChannel}, {@link SetidKill}, {@link KernelRequest}, {@link
  * KernelAttrs}, {@link PageStore}, {@link OpenStore}, {@link LinkNodes}, {@link AbsentXattrs},
- * {@link ReaddirPlus}) say what they do with it.
+ * {@link ReaddirPlus}, {@link StaleNodes}) say what they do with it.
  */
 final class FuseWire {
   /**
@@ -32,6 +32,7 @@ final class FuseWire {
   static final int FUSE_FORGET = 2;
   static final int FUSE_GETATTR = 3;
   static final int FUSE_SETATTR = 4;
+  static final int FUSE_READLINK = 5;
   static final int FUSE_LINK = 13;
   static final int FUSE_OPEN = 14;
   static final int FUSE_READ = 15;
@@ -43,6 +44,7 @@ final class FuseWire {
 
   /** fuse_out_header: uint32 len, int32 error (a notification's code), uint64 unique (0 for a notification). */
   static final int OUT_HEADER = 16;
+  static final int OUT_ERROR = 4;
   static final int NOTIFY_INVAL_INODE = 2;
   static final int NOTIFY_STORE = 4;
 

@@ -6,9 +6,9 @@ import org.flowfs.common.Handle;
 /**
  * The request the calling FUSE thread has libfuse process, as the mount's callbacks need to know
  * it: libfuse's high-level API hands them paths, not the kernel's node, so the loop notes the
- * request's opcode and node before libfuse takes it ({@link #note}), on the thread that runs the
- * callbacks. One per FUSE thread; {@link KernelAttrs}, {@link PageStore}, {@link LinkNodes} and
- * {@link AbsentXattrs} read it.
+ * request's opcode, node and caller before libfuse takes it ({@link #note}), on the thread that
+ * runs the callbacks. One per FUSE thread; {@link KernelAttrs}, {@link PageStore}, {@link
+ * LinkNodes}, {@link AbsentXattrs} and {@link StaleNodes} read it.
  */
 final class KernelRequest {
   /** fuse_link_in: uint64 oldnodeid, the node of the file linked. */

@@ -7,7 +7,7 @@ import jnr.ffi.Runtime;
 /**
  * A libfuse channel on /dev/fuse whose send operation is a Java method: libfuse answers a request
  * processed on it through that method, which may complete the answer before it writes it ({@link
- * InitChannel}, {@link NoFlushChannel}).
+ * InitChannel}, {@link NoFlushChannel}, {@link StaleNodes}).
  */
 final class SendChannel {
   /** struct fuse_chan_ops (libfuse 2.9): receive, send, destroy. */

@@ -37,9 +37,6 @@ final class StaleNodes {
   private static final int FUSE_GETATTR_FH = 1;
   /** fuse_setattr_in.valid (the first field): the request names an open file's handle. */
   private static final int FATTR_FH = 1 << 6;
-  private static final int FUSE_READLINK = 5;
-  /** fuse_out_header.error. */
-  private static final int OUT_ERROR = 4;
 
   /** How many ESTALE answers are remembered: a retry comes right after its answer. */
   static final int RECENT = 64;
@@ -62,7 +59,7 @@ final class StaleNodes {
     return switch (FuseWire.opcode(request)) {
       case FuseWire.FUSE_GETATTR -> (request.getInt(FuseWire.IN_HEADER) & FUSE_GETATTR_FH) == 0;
       case FuseWire.FUSE_SETATTR -> (request.getInt(FuseWire.IN_HEADER) & FATTR_FH) == 0;
-      case FuseWire.FUSE_OPEN, FUSE_READLINK -> true;
+      case FuseWire.FUSE_OPEN, FuseWire.FUSE_READLINK -> true;
       default -> false;
     };
   }
@@ -78,9 +75,9 @@ final class StaleNodes {
    */
   void answer(Pointer iov, long count) {
     Pointer header = iov.getPointer(0);
-    if (header.getInt(OUT_ERROR) == -Errno.ENOENT.code()
+    if (header.getInt(FuseWire.OUT_ERROR) == -Errno.ENOENT.code()
         && firstFor(KernelRequest.current().node(), KernelRequest.current().pid())) {
-      header.putInt(OUT_ERROR, -Errno.ESTALE.code());
+      header.putInt(FuseWire.OUT_ERROR, -Errno.ESTALE.code());
       counters.increment("fuse.stale-retries");
     }
   }
