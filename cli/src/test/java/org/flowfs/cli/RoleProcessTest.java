@@ -19,18 +19,22 @@ import org.junit.jupiter.api.Test;
 
 /** The JVM flags of each daemon, as {@code bin/flowfs} gives them and as {@link RoleProcess} does: in step. */
 class RoleProcessTest {
-  private static final Pattern CASE = Pattern.compile("^\\s*([\\w|]+)\\) heap=\"([^\"]*)\"", Pattern.MULTILINE);
+  private static final Pattern CASE = Pattern.compile("^\\s*([\\w|]+)\\) (?:heap|jit)=\"([^\"]*)\"", Pattern.MULTILINE);
 
-  /** The -X flags {@code bin/flowfs} gives {@code role}. */
+  /** The JVM flags {@code bin/flowfs} gives {@code role}: its heap and JIT lines. */
   private static Set<String> launcherFlags(String role) throws IOException {
     String script = Files.readString(Path.of("..", "bin", "flowfs"));
     Matcher m = CASE.matcher(script);
+    Set<String> flags = new TreeSet<>();
     while (m.find()) {
       if (Arrays.asList(m.group(1).split("\\|")).contains(role)) {
-        return new TreeSet<>(Arrays.asList(m.group(2).trim().split("\\s+")));
+        flags.addAll(Arrays.asList(m.group(2).trim().split("\\s+")));
       }
     }
-    throw new AssertionError("bin/flowfs has no heap line for " + role);
+    if (flags.isEmpty()) {
+      throw new AssertionError("bin/flowfs has no heap line for " + role);
+    }
+    return flags;
   }
 
   private static final Pattern EXPORT =
