@@ -51,6 +51,15 @@ public interface BStreamStore extends AutoCloseable {
   /** Sets the datafile's size, creating it if needed. */
   void truncate(Handle h, long size);
 
+  /**
+   * Reserves storage for {@code [offset, offset + length)} of the datafile, creating it if needed,
+   * or with {@code punch} frees that range (it reads as zeros after); the size stays either way.
+   * A store or local file system that cannot is {@link org.flowfs.common.Errno#ENOTSUP}.
+   */
+  default void allocate(Handle h, long offset, long length, boolean punch) {
+    throw new org.flowfs.common.FsException(org.flowfs.common.Errno.ENOTSUP, "this store does not allocate ranges");
+  }
+
   /** The datafile's size; 0 for a datafile never written. */
   long size(Handle h);
 

@@ -133,6 +133,7 @@ final class DatafilePool {
         if (bytes != 0) {
           freeLater(p, bytes); // a crash came before its blocks were freed
         } else {
+          empty(p); // blocks reserved past its end, if a crash came before they were freed
           addEmpty(p);
         }
       }
@@ -379,9 +380,7 @@ final class DatafilePool {
         freeLater(slot, bytes);
         return Outcome.RECYCLED;
       }
-      if (bytes > 0) {
-        empty(slot);
-      }
+      empty(slot); // an empty one too: blocks reserved past its end (fallocate) are freed only so
       addEmpty(slot);
       return Outcome.RECYCLED;
     } catch (NoSuchFileException e) {

@@ -600,6 +600,24 @@ final class FileBStreamStore implements BStreamStore {
   }
 
   @Override
+  public void allocate(Handle h, long offset, long length, boolean punch) {
+    pool.busy();
+    try {
+      Chan c = acquire(h, !punch);
+      if (c == null) {
+        return; // nothing stored to free
+      }
+      try {
+        Fallocate.range(c.path, Fallocate.KEEP_SIZE | (punch ? Fallocate.PUNCH_HOLE : 0), offset, length);
+      } finally {
+        c.release();
+      }
+    } catch (IOException e) {
+      throw failure(punch ? "punch" : "allocate", h, e);
+    }
+  }
+
+  @Override
   public long size(Handle h) {
     try {
       Chan c = acquire(h, false);

@@ -40,6 +40,7 @@ import org.flowfs.common.flow.FlowProtocol;
 import org.flowfs.common.flow.NetEndpoint;
 import org.flowfs.common.flow.StoreEndpoint;
 import org.flowfs.common.request.FileData;
+import org.flowfs.common.wire.IoOp.AllocateReq;
 import org.flowfs.common.wire.IoOp.DataRemoveReq;
 import org.flowfs.common.wire.IoOp.EagerData;
 import org.flowfs.common.wire.IoOp.EagerWriteReq;
@@ -272,6 +273,11 @@ public final class IoServer implements AutoCloseable {
     });
     t.blocking(TruncateReq.class, Access.MODIFY, pool, (q, ctx) -> {
       store.truncate(checked(q.handle()), q.size());
+      return OkResp.INSTANCE;
+    });
+    t.blocking(AllocateReq.class, Access.MODIFY, pool, (q, ctx) -> {
+      store.allocate(checked(q.handle()), q.offset(), q.length(), q.punch());
+      counters.increment(q.punch() ? "punch" : "allocate");
       return OkResp.INSTANCE;
     });
     t.blocking(SizesReq.class, Access.READ_ONLY, pool, (q, ctx) -> {

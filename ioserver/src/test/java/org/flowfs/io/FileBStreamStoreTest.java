@@ -216,6 +216,60 @@ class FileBStreamStoreTest extends BStreamStoreContract {
   }
 
   /**
+   * {@code allocate} reserves the range's blocks ({@code fallocate} with KEEP_SIZE: the size stays,
+   * a never-written datafile is made with size 0), and a removal gives them back though the
+   * datafile's size is 0: the pool empties it with {@code O_TRUNC}, which frees blocks past the end.
+   */
+  @Test
+  void allocate_reservesBlocks_keepsTheSize_andARemoveFreesThem() throws Exception {
+    Handle h = h(3);
+    Path f = dir.resolve("data").resolve("03").resolve(h.hex());
+    store.allocate(h, 0, 8 << 20, false);
+    assertEquals(0, store.size(h));
+    assertTrue(blocks(f) >= 8 << 20, "8 MiB reserved: " + blocks(f));
+    write(h, 100, bytes(4, 1000));
+    store.allocate(h, 0, 4096, false); // over written bytes: they stay
+    assertArrayEquals(concat(new byte[100], bytes(4, 1000)), read(h, 0, 5000));
+    store.remove(h);
+    Path pooled = filesIn(dir.resolve("data").resolve("free")).get(0);
+    assertEquals(0, blocks(pooled), "the reservation freed with the datafile");
+
+    Handle e = h(4);
+    store.allocate(e, 1 << 20, 1 << 20, false); // never written: size 0, blocks past the end
+    assertEquals(0, store.size(e));
+    store.remove(e);
+    for (Path p : filesIn(dir.resolve("data").resolve("free"))) {
+      assertEquals(0, blocks(p), "an empty datafile's reservation freed too: " + p);
+    }
+  }
+
+  /** A punched range reads as zeros and gives its blocks back; the size stays; a missing datafile stays missing. */
+  @Test
+  void punch_zerosTheRange_freesItsBlocks_andKeepsTheSize() throws Exception {
+    Handle h = h(5);
+    Path f = dir.resolve("data").resolve("05").resolve(h.hex());
+    byte[] data = bytes(6, 3 << 20);
+    write(h, 0, data);
+    long before = blocks(f);
+    store.allocate(h, 1 << 20, 1 << 20, true);
+    assertEquals(3 << 20, store.size(h));
+    assertTrue(blocks(f) <= before - (1 << 20), "1 MiB freed: " + before + " -> " + blocks(f));
+    byte[] want = data.clone();
+    java.util.Arrays.fill(want, 1 << 20, 2 << 20, (byte) 0);
+    assertArrayEquals(want, read(h, 0, 3 << 20));
+    store.allocate(h(6), 0, 4096, true);
+    assertEquals(List.of(h(5)), store.list(0, 10), "nothing made to punch a hole in");
+  }
+
+  /** Bytes of storage a file holds ({@code st_blocks} times 512). */
+  private static long blocks(Path p) throws Exception {
+    Process pr = new ProcessBuilder("stat", "-c", "%b", p.toString()).redirectErrorStream(true).start();
+    String out = new String(pr.getInputStream().readAllBytes()).strip();
+    assertEquals(0, pr.waitFor(), out);
+    return Long.parseLong(out) * 512;
+  }
+
+  /**
    * A large removed datafile keeps its blocks while the store keeps writing (writes to another
    * datafile count as busy), and is freed once the writes pause: {@code store.freeing-bytes}.
    */

@@ -29,6 +29,7 @@ import org.flowfs.common.request.Elementary;
 import org.flowfs.common.request.Request;
 import org.flowfs.common.rpc.NetRuntime;
 import org.flowfs.common.rpc.RpcClient;
+import org.flowfs.common.wire.IoOp.AllocateReq;
 import org.flowfs.common.wire.IoOp.DataRemoveReq;
 import org.flowfs.common.wire.IoOp.EagerWriteReq;
 import org.flowfs.common.wire.IoOp.FlowAck;
@@ -207,6 +208,8 @@ class HostileRequestsTest {
           new WriteReq(h, 0, Unpooled.wrappedBuffer(new byte[] {1})),
           new ReadReq(h, 0, 10),
           new TruncateReq(h, 100),
+          new AllocateReq(h, 0, 1 << 20, false),
+          new AllocateReq(h, 0, 1 << 20, true),
           new SizesReq(List.of(h)),
           new DataRemoveReq(List.of(h)),
           new SyncReq(h, false),

@@ -41,6 +41,7 @@ import org.flowfs.common.wire.IoOp.IoStatfsReq;
 import org.flowfs.common.wire.IoOp.SizesReq;
 import org.flowfs.common.wire.IoOp.IoStatfsResp;
 import org.flowfs.common.wire.IoOp.SyncReq;
+import org.flowfs.common.wire.IoOp.AllocateReq;
 import org.flowfs.common.wire.IoOp.TruncateReq;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MetaOp;
@@ -862,6 +863,91 @@ public final class FileSystemClient implements AutoCloseable {
     counters.increment("truncate");
     int mask = SetattrReq.SIZE | (killSetid ? SetattrReq.KILL_SUID : 0);
     return setattr(a.handle(), mask, 0, 0, 0, size, 0, 0);
+  }
+
+  /** {@code fallocate(2)}'s {@code FALLOC_FL_KEEP_SIZE}: the file's size stays. */
+  public static final int FALLOC_KEEP_SIZE = 0x01;
+  /** {@code fallocate(2)}'s {@code FALLOC_FL_PUNCH_HOLE} (with {@link #FALLOC_KEEP_SIZE}): the range is freed. */
+  public static final int FALLOC_PUNCH_HOLE = 0x02;
+  /** {@code fallocate(2)}'s {@code FALLOC_FL_ZERO_RANGE}: the range reads as zeros and has storage. */
+  public static final int FALLOC_ZERO_RANGE = 0x10;
+
+  /**
+   * {@code fallocate(2)} of an open file. Mode 0 and {@link #FALLOC_KEEP_SIZE} reserve storage for
+   * {@code [offset, offset + length)} on every I/O server the range reaches (the part of each
+   * datafile the distribution maps it to, past the head), so that later writes there do not fail
+   * for want of space; bytes already written stay. {@code FALLOC_PUNCH_HOLE | FALLOC_KEEP_SIZE}
+   * frees the range in the datafiles and writes zeros over its part in the head: it reads as zeros
+   * after. {@link #FALLOC_ZERO_RANGE} does both, the range zeros with storage. Without {@link
+   * #FALLOC_KEEP_SIZE}, {@code offset + length} becomes the size if that is larger. Other modes are
+   * ENOTSUP (EOPNOTSUPP), as the datafiles' file systems may say too; a reservation that finds no
+   * room is ENOSPC, and keeps what it reserved before (as on a local file system: a removal of
+   * the file gives it back). Every call moves mtime and ctime, as Linux's do.
+   *
+   * <p>A contiguous logical range is one contiguous range of each datafile (a distribution maps
+   * each server's bytes to its datafile in order), so each I/O server gets one call per step.
+   */
+  public Attr allocate(OpenFile f, int mode, long offset, long length) {
+    boolean keepSize = (mode & FALLOC_KEEP_SIZE) != 0;
+    int kind = mode & ~FALLOC_KEEP_SIZE;
+    boolean zero = kind == FALLOC_PUNCH_HOLE || kind == FALLOC_ZERO_RANGE;
+    if (kind != 0 && !zero || kind == FALLOC_PUNCH_HOLE && !keepSize) {
+      throw new FsException(Errno.ENOTSUP, "fallocate mode 0x" + Integer.toHexString(mode));
+    }
+    if (offset < 0 || length <= 0) {
+      throw new FsException(Errno.EINVAL, "fallocate of " + length + " bytes at " + offset);
+    }
+    if (offset > Long.MAX_VALUE - length) {
+      throw new FsException(Errno.EFBIG, "fallocate past the largest offset");
+    }
+    FileState st = f.state();
+    long end = offset + length;
+    if (zero) {
+      st.quiesce(); // no store of pages read around may land after the range was zeroed
+    }
+    synchronized (st) {
+      flush(st);
+      Attr a = getattr(st.handle);
+      Layout layout = a.layout();
+      long from = Math.max(offset, layout.headBytes());
+      if (zero) {
+        long headEnd = Math.min(Math.min(end, layout.headBytes()), a.size());
+        if (offset < headEnd) { // the head's bytes are the metadata server's: zeros written there
+          st.write(offset, io.netty.buffer.Unpooled.wrappedBuffer(new byte[(int) (headEnd - offset)]), now(), false);
+          flush(st);
+        }
+        allocateData(layout, from, end, true);
+      }
+      if (kind != FALLOC_PUNCH_HOLE) {
+        allocateData(layout, from, end, false);
+      }
+      counters.increment(kind == 0 ? "allocate" : kind == FALLOC_PUNCH_HOLE ? "punch" : "zero-range");
+      boolean grows = !keepSize && end > a.size();
+      // every mode changes mtime and ctime, as on Linux's local file systems
+      int mask = SetattrReq.MTIME_NOW | (grows ? SetattrReq.SIZE_GROW : 0);
+      Attr r = setattr(st.handle, mask, 0, 0, 0, grows ? end : 0, 0, 0);
+      st.truncated(Math.max(a.size(), grows ? end : 0), r.mtimeNs()); // also drops what was read
+      return st.overlay(r);
+    }
+  }
+
+  /** Reserves, or frees, what each datafile holds of the logical range {@code [from, to)}. */
+  private void allocateData(Layout layout, long from, long to, boolean punch) {
+    if (from >= to) {
+      return;
+    }
+    Distribution dist = Distributions.of(layout.dist());
+    int n = layout.serverCount();
+    List<CompletableFuture<?>> fs = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      long start = dist.physicalSize(from, i, n);
+      long stop = dist.physicalSize(to, i, n);
+      if (stop > start) {
+        Handle d = layout.datafiles().get(i);
+        fs.add(peers.io(d.ioServer()).call(new AllocateReq(d, start, stop - start, punch)));
+      }
+    }
+    Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
   }
 
   // ---- namespace ------------------------------------------------------------------------------

@@ -291,6 +291,14 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
   }
 
   @Override
+  public int fallocate(String path, int mode, long off, long length, FuseFileInfo fi) {
+    return ops.call("fallocate", path, () -> {
+      fs.allocate(file(fi), mode, off, length);
+      return 0;
+    });
+  }
+
+  @Override
   public int utimens(String path, Timespec[] ts) {
     return ops.call("utimens", path, () -> {
       fs.utimens(path, time(ts[0]), time(ts[1]));

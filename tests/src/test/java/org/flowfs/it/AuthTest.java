@@ -47,6 +47,7 @@ import org.flowfs.common.wire.CommonOp.AuthChallenge;
 import org.flowfs.common.wire.CommonOp.PingReq;
 import org.flowfs.common.wire.CommonOp.StatsReq;
 import org.flowfs.common.wire.Envelope;
+import org.flowfs.common.wire.IoOp.AllocateReq;
 import org.flowfs.common.wire.IoOp.DataRemoveReq;
 import org.flowfs.common.wire.IoOp.EagerWriteReq;
 import org.flowfs.common.wire.IoOp.FlowReq;
@@ -258,6 +259,7 @@ class AuthTest {
           () -> new FlowReq(10, df, true, org.flowfs.common.wire.RequestSpec.of(Request.BYTE), 0, 4096,
               DistSpec.of("simple_stripe", 65536), server, c.ioServers().size(), 0, null),
           () -> new TruncateReq(df, 0),
+          () -> new AllocateReq(df, 0, 4096, false),
           () -> new SizesReq(List.of(df)),
           () -> new DataRemoveReq(List.of(df)),
           () -> new SyncReq(df, false),

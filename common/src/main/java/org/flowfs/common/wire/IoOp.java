@@ -63,6 +63,21 @@ public sealed interface IoOp extends Message {
     }
   }
 
+  /**
+   * Reserves storage for {@code [offset, offset + length)} of a datafile, or with {@code punch}
+   * frees it (the range then reads as zeros); the datafile's size stays as it is either way
+   * ({@code fallocate(2)} with {@code FALLOC_FL_KEEP_SIZE}, with {@code FALLOC_FL_PUNCH_HOLE} too).
+   */
+  @Wire(226)
+  record AllocateReq(Handle handle, long offset, long length, boolean punch) implements IoOp, Req<CommonOp.OkResp> {
+    public AllocateReq {
+      Objects.requireNonNull(handle, "handle");
+      if (offset < 0 || length <= 0 || offset > Long.MAX_VALUE - length) {
+        throw new IllegalArgumentException("offset or length");
+      }
+    }
+  }
+
   /** The sizes of several datafiles of this server, in order; a never-written one is 0. */
   @Wire(207)
   record SizesReq(List<Handle> handles) implements IoOp, Req<SizesResp> {

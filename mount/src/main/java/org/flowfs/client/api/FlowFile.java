@@ -461,23 +461,39 @@ public final class FlowFile implements AutoCloseable {
   }
 
   /**
-   * Makes sure the first {@code bytes} bytes of the file have storage: what lies past the end is
-   * written with zeros (through flows), what exists is left alone; never shrinks the file.
+   * Makes sure the first {@code bytes} bytes of the file have storage ({@code
+   * MPI_File_preallocate}): the I/O servers reserve it ({@code fallocate}), what lies past the end
+   * then reads as zeros, what exists is left alone; never shrinks the file. Where the servers'
+   * file systems cannot reserve (ENOTSUP), the part past the end is written with zeros instead.
    */
   public void preallocate(long bytes) {
     checkAccess(true);
     current();
     awaitPending();
-    long size = size();
-    if (bytes <= size) {
+    if (bytes <= 0) {
       return;
     }
-    int chunk = (int) Math.min(bytes - size, 8L << 20);
+    try {
+      client.allocate(file, 0, 0, bytes);
+    } catch (FsException e) {
+      if (e.errno() != Errno.ENOTSUP) {
+        throw e;
+      }
+      writeZeros(size(), bytes);
+    }
+  }
+
+  /** Writes zeros over {@code [from, to)} through flows. */
+  private void writeZeros(long from, long to) {
+    if (to <= from) {
+      return;
+    }
+    int chunk = (int) Math.min(to - from, 8L << 20);
     ByteBuf zeros = io.alloc().directBuffer(chunk, chunk);
     try {
       zeros.setZero(0, chunk);
-      for (long at = size; at < bytes; at += chunk) {
-        int n = (int) Math.min(chunk, bytes - at);
+      for (long at = from; at < to; at += chunk) {
+        int n = (int) Math.min(chunk, to - at);
         Futures.join(client.writeAsync(file, Request.bytes(n), at, n, zeros, null));
       }
     } finally {
