@@ -602,6 +602,15 @@ final class FileBStreamStore implements BStreamStore {
   @Override
   public void allocate(Handle h, long offset, long length, boolean punch) {
     pool.busy();
+    if (!punch) {
+      // a local file system that runs out midway keeps what it reserved: refuse up front what
+      // cannot fit, so one request cannot take the disk's last block
+      long available = space().available();
+      if (length > available) {
+        throw new FsException(Errno.ENOSPC, "reserving " + length + " bytes of datafile " + h + ": "
+            + available + " available");
+      }
+    }
     try {
       Chan c = acquire(h, !punch);
       if (c == null) {

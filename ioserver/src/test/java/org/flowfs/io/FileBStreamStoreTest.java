@@ -243,6 +243,20 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     }
   }
 
+  /** A reservation larger than the space left is ENOSPC at once, and reserves nothing. */
+  @Test
+  void allocate_ofMoreThanIsAvailable_isEnospc_andReservesNothing() throws Exception {
+    Handle h = h(7);
+    write(h, 0, bytes(7, 4096));
+    Path f = dir.resolve("data").resolve("07").resolve(h.hex());
+    long before = blocks(f);
+    long tooMuch = store.space().available() + (1L << 30);
+    org.flowfs.common.FsException e = org.junit.jupiter.api.Assertions.assertThrows(
+        org.flowfs.common.FsException.class, () -> store.allocate(h, 4096, tooMuch, false));
+    assertEquals(org.flowfs.common.Errno.ENOSPC, e.errno(), e.getMessage());
+    assertEquals(before, blocks(f));
+  }
+
   /** A punched range reads as zeros and gives its blocks back; the size stays; a missing datafile stays missing. */
   @Test
   void punch_zerosTheRange_freesItsBlocks_andKeepsTheSize() throws Exception {

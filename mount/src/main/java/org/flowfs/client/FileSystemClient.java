@@ -880,9 +880,10 @@ public final class FileSystemClient implements AutoCloseable {
    * frees the range in the datafiles and writes zeros over its part in the head: it reads as zeros
    * after. {@link #FALLOC_ZERO_RANGE} does both, the range zeros with storage. Without {@link
    * #FALLOC_KEEP_SIZE}, {@code offset + length} becomes the size if that is larger. Other modes are
-   * ENOTSUP (EOPNOTSUPP), as the datafiles' file systems may say too; a reservation that finds no
-   * room is ENOSPC, and keeps what it reserved before (as on a local file system: a removal of
-   * the file gives it back). Every call moves mtime and ctime, as Linux's do.
+   * ENOTSUP (EOPNOTSUPP), as the datafiles' file systems may say too. A reservation larger than an
+   * I/O server's free space is ENOSPC before anything is reserved; one that runs out midway is
+   * ENOSPC and keeps what it reserved (as on a local file system: a removal of the file gives it
+   * back). Every call moves mtime and ctime, as Linux's do.
    *
    * <p>A contiguous logical range is one contiguous range of each datafile (a distribution maps
    * each server's bytes to its datafile in order), so each I/O server gets one call per step.
