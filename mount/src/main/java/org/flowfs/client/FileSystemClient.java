@@ -883,12 +883,13 @@ public final class FileSystemClient implements AutoCloseable {
    * ENOTSUP (EOPNOTSUPP), as the datafiles' file systems may say too. A reservation larger than an
    * I/O server's free space is ENOSPC before anything is reserved; one that runs out midway is
    * ENOSPC and keeps what it reserved (as on a local file system: a removal of the file gives it
-   * back). Every call moves mtime and ctime, as Linux's do.
+   * back). Every call moves mtime and ctime, as Linux's do, and with {@code killSetid} (a caller
+   * without the privilege to keep them) clears set-user-ID, and set-group-ID with group execute.
    *
    * <p>A contiguous logical range is one contiguous range of each datafile (a distribution maps
    * each server's bytes to its datafile in order), so each I/O server gets one call per step.
    */
-  public Attr allocate(OpenFile f, int mode, long offset, long length) {
+  public Attr allocate(OpenFile f, int mode, long offset, long length, boolean killSetid) {
     boolean keepSize = (mode & FALLOC_KEEP_SIZE) != 0;
     int kind = mode & ~FALLOC_KEEP_SIZE;
     boolean zero = kind == FALLOC_PUNCH_HOLE || kind == FALLOC_ZERO_RANGE;
@@ -925,7 +926,7 @@ public final class FileSystemClient implements AutoCloseable {
       counters.increment(kind == 0 ? "allocate" : kind == FALLOC_PUNCH_HOLE ? "punch" : "zero-range");
       boolean grows = !keepSize && end > a.size();
       // every mode changes mtime and ctime, as on Linux's local file systems
-      int mask = SetattrReq.MTIME_NOW | (grows ? SetattrReq.SIZE_GROW : 0);
+      int mask = SetattrReq.MTIME_NOW | (grows ? SetattrReq.SIZE_GROW : 0) | (killSetid ? SetattrReq.KILL_SUID : 0);
       Attr r = setattr(st.handle, mask, 0, 0, 0, grows ? end : 0, 0, 0);
       st.truncated(Math.max(a.size(), grows ? end : 0), r.mtimeNs()); // also drops what was read
       return st.overlay(r);

@@ -52,6 +52,22 @@ class PosixFallocateTest extends PosixSuite {
   }
 
   @Test
+  void fallocate_byAnUnprivilegedOwner_clearsSetIdBits_asOnTheLocalDisk() throws Exception {
+    assumeRoot();
+    posix("setid", """
+        alice sh -c 'echo x > f; chmod 6755 f; fallocate -n -l 10 f; stat -c %a f'
+        alice sh -c 'chmod 6755 f; fallocate -l 100000 f; stat -c %a f'
+        alice sh -c 'chmod 6745 f; fallocate -p -o 0 -l 1 f; stat -c %a f'
+        echo x > g; chmod 6755 g; fallocate -l 10000 g; stat -c %a g
+        """, """
+        755
+        755
+        2745
+        6755
+        """);
+  }
+
+  @Test
   void reservation_isStorageOnTheIoServers_andARemovalGivesItBack() throws Exception {
     Path d = onMount("reserve");
     long before = stored();

@@ -474,7 +474,7 @@ public final class FlowFile implements AutoCloseable {
       return;
     }
     try {
-      client.allocate(file, 0, 0, bytes);
+      client.allocate(file, 0, 0, bytes, false);
     } catch (FsException e) {
       if (e.errno() != Errno.ENOTSUP) {
         throw e;
