@@ -167,6 +167,17 @@ abstract class ShellToolsContract {
   }
 
   @Test
+  void fallocate_reservesGrowsAndPunches() throws Exception {
+    Path d = dir("fallocate");
+    Sh.ok(d, "head -c 300000 /dev/urandom > f && cp f orig && fallocate -l 8M f && fallocate -x -l 9M g");
+    assertEquals("8388608 9437184", Sh.ok(d, "stat -c %s f g | xargs").strip());
+    Sh.ok(d, "cmp -n 300000 f orig && tail -c +300001 f | cmp -s - <(head -c 8088608 /dev/zero) && cmp g /dev/zero 2>&1 | grep -q EOF");
+    Sh.ok(d, "fallocate -p -o 70000 -l 100000 f");
+    assertEquals("8388608", Sh.ok(d, "stat -c %s f").strip());
+    Sh.ok(d, "cmp -n 70000 f orig && cmp -i 170000 -n 130000 f orig && head -c 170000 f | tail -c 100000 | cmp -s - <(head -c 100000 /dev/zero)");
+  }
+
+  @Test
   void append_withShellRedirection() throws Exception {
     Path d = dir("append");
     Sh.ok(d, "for i in $(seq 1 200); do echo line $i >> log; done");
