@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
@@ -880,8 +881,8 @@ public final class FileSystemClient implements AutoCloseable {
    * frees the range in the datafiles and writes zeros over its part in the head: it reads as zeros
    * after. {@link #FALLOC_ZERO_RANGE} does both, the range zeros with storage. Without {@link
    * #FALLOC_KEEP_SIZE}, {@code offset + length} becomes the size if that is larger. Other modes are
-   * ENOTSUP (EOPNOTSUPP), as the datafiles' file systems may say too. A reservation larger than an
-   * I/O server's free space is ENOSPC before anything is reserved; one that runs out midway is
+   * ENOTSUP (EOPNOTSUPP), as the datafiles' file systems may say too. A reservation larger than the
+   * free space of the disks it reaches is ENOSPC before anything is reserved; one that runs out midway is
    * ENOSPC and keeps what it reserved (as on a local file system: a removal of the file gives it
    * back). Every call moves mtime and ctime, as Linux's do, and with {@code killSetid} (a caller
    * without the privilege to keep them) clears set-user-ID, and set-group-ID with group execute.
@@ -933,23 +934,56 @@ public final class FileSystemClient implements AutoCloseable {
     }
   }
 
-  /** Reserves, or frees, what each datafile holds of the logical range {@code [from, to)}. */
+  /**
+   * Reserves, or frees, what each datafile holds of the logical range {@code [from, to)}. A
+   * reservation first asks the servers it reaches for their space and is ENOSPC, reserving nothing,
+   * when a disk has less available than its servers' parts together (several servers may share
+   * one, as {@code flowfs up}'s do; each server checks only its own part).
+   */
   private void allocateData(Layout layout, long from, long to, boolean punch) {
     if (from >= to) {
       return;
     }
     Distribution dist = Distributions.of(layout.dist());
     int n = layout.serverCount();
-    List<CompletableFuture<?>> fs = new ArrayList<>(n);
+    List<AllocateReq> reqs = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       long start = dist.physicalSize(from, i, n);
       long stop = dist.physicalSize(to, i, n);
       if (stop > start) {
-        Handle d = layout.datafiles().get(i);
-        fs.add(peers.io(d.ioServer()).call(new AllocateReq(d, start, stop - start, punch)));
+        reqs.add(new AllocateReq(layout.datafiles().get(i), start, stop - start, punch));
       }
     }
+    if (!punch) {
+      checkRoom(reqs);
+    }
+    List<CompletableFuture<?>> fs = new ArrayList<>(reqs.size());
+    for (AllocateReq q : reqs) {
+      fs.add(peers.io(q.handle().ioServer()).call(q));
+    }
     Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
+  }
+
+  /** ENOSPC when the reservations {@code reqs} need more of a disk than it has available. */
+  private void checkRoom(List<AllocateReq> reqs) {
+    List<CompletableFuture<IoStatfsResp>> asked = new ArrayList<>(reqs.size());
+    for (AllocateReq q : reqs) {
+      asked.add(peers.io(q.handle().ioServer()).call(new IoStatfsReq()));
+    }
+    Map<Long, Long> need = new HashMap<>();
+    Map<Long, Long> available = new HashMap<>();
+    for (int i = 0; i < reqs.size(); i++) {
+      StorageSpace s = Await.get(asked.get(i), timeout).space();
+      long device = s.device() != 0 ? s.device() : -1 - i; // unknown: a disk of its own
+      need.merge(device, reqs.get(i).length(), Long::sum);
+      available.put(device, s.available());
+    }
+    for (Map.Entry<Long, Long> e : need.entrySet()) {
+      if (e.getValue() > available.get(e.getKey())) {
+        throw new FsException(Errno.ENOSPC, "fallocate needs " + e.getValue() + " bytes of a disk with "
+            + available.get(e.getKey()) + " available");
+      }
+    }
   }
 
   // ---- namespace ------------------------------------------------------------------------------

@@ -86,6 +86,21 @@ class PosixFallocateTest extends PosixSuite {
   }
 
   @Test
+  void reservation_largerThanTheDisksRoom_isEnospc_andReservesNothing() throws Exception {
+    // both I/O servers keep their datafiles on the one disk under the test's directory: each
+    // half fits, the two together do not
+    Path d = onMount("full");
+    long before = stored();
+    assertEquals("fallocate: fallocate failed: No space left on device\nsize 0\n", sh(d, """
+        touch f
+        avail=$(df -B1 --output=avail . | tail -1)
+        fallocate -l $((avail / 2 * 3)) f 2>&1 || true
+        echo size $(stat -c %s f)
+        """));
+    assertTrue(stored() - before < MIB, "nothing reserved: " + (stored() - before));
+  }
+
+  @Test
   void otherModes_areNotSupported() throws Exception {
     // collapsing or inserting ranges would move every later byte between servers
     assertEquals("""
