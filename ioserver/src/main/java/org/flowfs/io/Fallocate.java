@@ -23,7 +23,7 @@ final class Fallocate {
 
   /** The libc calls. */
   public interface Native {
-    int open(String path, int flags);
+    int open(String path, int flags, int mode);
 
     int fallocate(int fd, int mode, @off_t long offset, @off_t long length);
 
@@ -39,7 +39,7 @@ final class Fallocate {
 
   /** {@code fallocate(fd, mode, offset, length)} on the file at {@code path}; an errno as an {@link FsException}. */
   static void range(Path path, int mode, long offset, long length) {
-    int fd = Holder.C.open(path.toString(), O_WRONLY | O_CLOEXEC);
+    int fd = Holder.C.open(path.toString(), O_WRONLY | O_CLOEXEC, 0);
     if (fd < 0) {
       throw failure("open", path);
     }

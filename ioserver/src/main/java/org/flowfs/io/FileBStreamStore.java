@@ -586,10 +586,16 @@ final class FileBStreamStore implements BStreamStore {
       try {
         long cur = c.channel.size();
         if (size < cur) {
-          c.channel.truncate(size);
-        } else if (size > cur) {
-          // extend with a hole: write one zero byte at the new end
-          c.channel.write(java.nio.ByteBuffer.allocate(1), size - 1);
+          c.channel.truncate(size); // frees blocks reserved past the old end too
+        } else {
+          // the channel cannot extend a file, nor truncate one to its own size; and a file system
+          // frees blocks a fallocate reserved past the end only on a truncate to the size or below
+          try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(c.path.toFile(), "rw")) {
+            if (size > cur) {
+              f.setLength(size); // a hole up to the new end
+            }
+            f.setLength(size);
+          }
         }
       } finally {
         c.release();
@@ -602,21 +608,24 @@ final class FileBStreamStore implements BStreamStore {
   @Override
   public void allocate(Handle h, long offset, long length, boolean punch) {
     pool.busy();
-    if (!punch) {
-      // a local file system that runs out midway keeps what it reserved: refuse up front what
-      // cannot fit, so one request cannot take the disk's last block
-      long available = space().available();
-      if (length > available) {
-        throw new FsException(Errno.ENOSPC, "reserving " + length + " bytes of datafile " + h + ": "
-            + available + " available");
-      }
-    }
     try {
       Chan c = acquire(h, !punch);
       if (c == null) {
         return; // nothing stored to free
       }
       try {
+        if (!punch) {
+          // a local file system that runs out midway keeps what it reserved: refuse up front what
+          // cannot fit, so one request cannot take the disk's last block. The bytes below the
+          // datafile's end count as held already (a sparse datafile may need more: the file
+          // system says so then).
+          long held = Math.max(0, Math.min(c.channel.size(), offset + length) - offset);
+          long available = space().available();
+          if (length - held > available) {
+            throw new FsException(Errno.ENOSPC, "reserving " + (length - held) + " bytes of datafile " + h + ": "
+                + available + " available");
+          }
+        }
         Fallocate.range(c.path, Fallocate.KEEP_SIZE | (punch ? Fallocate.PUNCH_HOLE : 0), offset, length);
       } finally {
         c.release();

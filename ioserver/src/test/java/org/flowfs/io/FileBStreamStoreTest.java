@@ -243,6 +243,19 @@ class FileBStreamStoreTest extends BStreamStoreContract {
     }
   }
 
+  /** A truncate frees blocks reserved past the end, also one to the size the datafile has. */
+  @Test
+  void truncate_freesBlocksReservedPastTheEnd() throws Exception {
+    Handle h = h(8);
+    Path f = dir.resolve("data").resolve("08").resolve(h.hex());
+    write(h, 0, bytes(8, 4096));
+    store.allocate(h, 0, 8 << 20, false);
+    assertTrue(blocks(f) >= 8 << 20);
+    store.truncate(h, 4096);
+    assertEquals(4096, blocks(f), "the reservation past the end freed, the bytes kept");
+    assertArrayEquals(bytes(8, 4096), read(h, 0, 8192));
+  }
+
   /** A reservation larger than the space left is ENOSPC at once, and reserves nothing. */
   @Test
   void allocate_ofMoreThanIsAvailable_isEnospc_andReservesNothing() throws Exception {

@@ -501,6 +501,11 @@ final class FileState {
     unrecorded = true;
   }
 
+  /** Forgets what was read ahead or around: the file's bytes changed under it. */
+  synchronized void dropReads() {
+    reads.invalidate();
+  }
+
   /** The file was truncated to {@code newSize} (buffered writes were flushed before). */
   synchronized void truncated(long newSize, long nowNs) {
     reads.invalidate();

@@ -913,36 +913,39 @@ public final class FileSystemClient implements AutoCloseable {
       Attr a = getattr(st.handle);
       Layout layout = a.layout();
       long from = Math.max(offset, layout.headBytes());
-      if (zero) {
-        long headEnd = Math.min(Math.min(end, layout.headBytes()), a.size());
-        if (offset < headEnd) { // the head's bytes are the metadata server's: zeros written there
-          st.write(offset, io.netty.buffer.Unpooled.wrappedBuffer(new byte[(int) (headEnd - offset)]), now(), false);
-          flush(st);
+      boolean done = false;
+      try {
+        List<AllocateReq> reserve = kind == FALLOC_PUNCH_HOLE ? List.of() : ranges(layout, from, end, false);
+        checkRoom(reserve, layout, a.size());
+        if (zero) {
+          long headEnd = Math.min(Math.min(end, layout.headBytes()), a.size());
+          if (offset < headEnd) { // the head's bytes are the metadata server's: zeros written there
+            st.write(offset, io.netty.buffer.Unpooled.wrappedBuffer(new byte[(int) (headEnd - offset)]), now(), false);
+            flush(st);
+          }
+          send(ranges(layout, from, end, true));
         }
-        allocateData(layout, from, end, true);
+        send(reserve);
+        counters.increment(kind == 0 ? "allocate" : kind == FALLOC_PUNCH_HOLE ? "punch" : "zero-range");
+        boolean grows = !keepSize && end > a.size();
+        // every mode changes mtime and ctime, as on Linux's local file systems
+        int mask = SetattrReq.MTIME_NOW | (grows ? SetattrReq.SIZE_GROW : 0) | (killSetid ? SetattrReq.KILL_SUID : 0);
+        Attr r = setattr(st.handle, mask, 0, 0, 0, grows ? end : 0, 0, 0);
+        st.truncated(Math.max(a.size(), grows ? end : 0), r.mtimeNs()); // also drops what was read
+        done = true;
+        return st.overlay(r);
+      } finally {
+        if (!done && zero) {
+          st.dropReads(); // a failure may come after some bytes became zeros
+        }
       }
-      if (kind != FALLOC_PUNCH_HOLE) {
-        allocateData(layout, from, end, false);
-      }
-      counters.increment(kind == 0 ? "allocate" : kind == FALLOC_PUNCH_HOLE ? "punch" : "zero-range");
-      boolean grows = !keepSize && end > a.size();
-      // every mode changes mtime and ctime, as on Linux's local file systems
-      int mask = SetattrReq.MTIME_NOW | (grows ? SetattrReq.SIZE_GROW : 0) | (killSetid ? SetattrReq.KILL_SUID : 0);
-      Attr r = setattr(st.handle, mask, 0, 0, 0, grows ? end : 0, 0, 0);
-      st.truncated(Math.max(a.size(), grows ? end : 0), r.mtimeNs()); // also drops what was read
-      return st.overlay(r);
     }
   }
 
-  /**
-   * Reserves, or frees, what each datafile holds of the logical range {@code [from, to)}. A
-   * reservation first asks the servers it reaches for their space and is ENOSPC, reserving nothing,
-   * when a disk has less available than its servers' parts together (several servers may share
-   * one, as {@code flowfs up}'s do; each server checks only its own part).
-   */
-  private void allocateData(Layout layout, long from, long to, boolean punch) {
+  /** What each datafile holds of the logical range {@code [from, to)}, as calls to reserve or free it. */
+  private static List<AllocateReq> ranges(Layout layout, long from, long to, boolean punch) {
     if (from >= to) {
-      return;
+      return List.of();
     }
     Distribution dist = Distributions.of(layout.dist());
     int n = layout.serverCount();
@@ -954,9 +957,11 @@ public final class FileSystemClient implements AutoCloseable {
         reqs.add(new AllocateReq(layout.datafiles().get(i), start, stop - start, punch));
       }
     }
-    if (!punch) {
-      checkRoom(reqs);
-    }
+    return reqs;
+  }
+
+  /** Sends {@code reqs}, each to its server, and waits for every answer. */
+  private void send(List<AllocateReq> reqs) {
     List<CompletableFuture<?>> fs = new ArrayList<>(reqs.size());
     for (AllocateReq q : reqs) {
       fs.add(peers.io(q.handle().ioServer()).call(q));
@@ -964,8 +969,18 @@ public final class FileSystemClient implements AutoCloseable {
     Await.get(CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)), timeout);
   }
 
-  /** ENOSPC when the reservations {@code reqs} need more of a disk than it has available. */
-  private void checkRoom(List<AllocateReq> reqs) {
+  /**
+   * ENOSPC, before anything is reserved, when the reservations {@code reqs} need more of a disk
+   * than it has available: the servers they reach are asked for their space, and servers that
+   * share a disk (as {@code flowfs up}'s do) count together, where each server checks only its own
+   * part. What lies below the file's {@code size} counts as held already.
+   */
+  private void checkRoom(List<AllocateReq> reqs, Layout layout, long size) {
+    if (reqs.isEmpty()) {
+      return;
+    }
+    Distribution dist = Distributions.of(layout.dist());
+    int n = layout.serverCount();
     List<CompletableFuture<IoStatfsResp>> asked = new ArrayList<>(reqs.size());
     for (AllocateReq q : reqs) {
       asked.add(peers.io(q.handle().ioServer()).call(new IoStatfsReq()));
@@ -973,9 +988,12 @@ public final class FileSystemClient implements AutoCloseable {
     Map<Long, Long> need = new HashMap<>();
     Map<Long, Long> available = new HashMap<>();
     for (int i = 0; i < reqs.size(); i++) {
+      AllocateReq q = reqs.get(i);
       StorageSpace s = Await.get(asked.get(i), timeout).space();
+      long end = q.offset() + q.length();
+      long held = Math.max(0, Math.min(dist.physicalSize(size, layout.datafiles().indexOf(q.handle()), n), end) - q.offset());
       long device = s.device() != 0 ? s.device() : -1 - i; // unknown: a disk of its own
-      need.merge(device, reqs.get(i).length(), Long::sum);
+      need.merge(device, q.length() - held, Long::sum);
       available.put(device, s.available());
     }
     for (Map.Entry<Long, Long> e : need.entrySet()) {

@@ -75,7 +75,12 @@ class PosixFallocateTest extends PosixSuite {
     long reserved = stored() - before;
     assertTrue(reserved >= 96 * MIB - 128 * 1024, "96 MiB reserved on the servers (less the head): " + reserved);
     assertEquals("", sh(d, "cmp -n 67108864 grown /dev/zero; cmp -s kept /dev/null || echo kept has bytes"));
-    sh(d, "rm grown kept");
+    // a truncate that reaches the datafiles (the file is past its head) frees what lies past the end
+    sh(d, "head -c 100000 /dev/zero > cut; fallocate -n -l 32M cut");
+    assertTrue(stored() - before >= 128 * MIB - 256 * 1024, "32 MiB more: " + (stored() - before));
+    sh(d, "truncate -s 100000 cut");
+    assertTrue(stored() - before < 97 * MIB, "the truncate freed the 32 MiB: " + (stored() - before));
+    sh(d, "rm grown kept cut");
     long left = stored() - before;
     // removals go to the metadata server with the directory lease's batch, the datafiles' after
     for (long until = System.nanoTime() + 30_000_000_000L; left >= MIB && System.nanoTime() < until; ) {
