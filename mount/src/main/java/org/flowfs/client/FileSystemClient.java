@@ -913,10 +913,11 @@ public final class FileSystemClient implements AutoCloseable {
       Attr a = getattr(st.handle);
       Layout layout = a.layout();
       long from = Math.max(offset, layout.headBytes());
-      boolean done = false;
       try {
         List<AllocateReq> reserve = kind == FALLOC_PUNCH_HOLE ? List.of() : ranges(layout, from, end, false);
-        checkRoom(reserve, layout, a.size());
+        if (!reserve.isEmpty()) {
+          checkRoom(ranges(layout, Math.max(from, a.size()), end, false)); // below the end is held already
+        }
         if (zero) {
           long headEnd = Math.min(Math.min(end, layout.headBytes()), a.size());
           if (offset < headEnd) { // the head's bytes are the metadata server's: zeros written there
@@ -932,12 +933,12 @@ public final class FileSystemClient implements AutoCloseable {
         int mask = SetattrReq.MTIME_NOW | (grows ? SetattrReq.SIZE_GROW : 0) | (killSetid ? SetattrReq.KILL_SUID : 0);
         Attr r = setattr(st.handle, mask, 0, 0, 0, grows ? end : 0, 0, 0);
         st.truncated(Math.max(a.size(), grows ? end : 0), r.mtimeNs()); // also drops what was read
-        done = true;
         return st.overlay(r);
-      } finally {
-        if (!done && zero) {
-          st.dropReads(); // a failure may come after some bytes became zeros
+      } catch (RuntimeException e) {
+        if (zero) {
+          st.dropReads(); // the failure may have come after some bytes became zeros
         }
+        throw e;
       }
     }
   }
@@ -970,38 +971,30 @@ public final class FileSystemClient implements AutoCloseable {
   }
 
   /**
-   * ENOSPC, before anything is reserved, when the reservations {@code reqs} need more of a disk
-   * than it has available: the servers they reach are asked for their space, and servers that
-   * share a disk (as {@code flowfs up}'s do) count together, where each server checks only its own
-   * part. What lies below the file's {@code size} counts as held already.
+   * ENOSPC, before anything is reserved, when {@code growth} (what a reservation adds: its parts
+   * past each datafile's end) needs more of a disk than it has available. The servers it reaches
+   * are asked for their space, and servers that share a disk (as {@code flowfs up}'s do) count
+   * together, where each server checks only its own part.
    */
-  private void checkRoom(List<AllocateReq> reqs, Layout layout, long size) {
-    if (reqs.isEmpty()) {
-      return;
-    }
-    Distribution dist = Distributions.of(layout.dist());
-    int n = layout.serverCount();
-    List<CompletableFuture<IoStatfsResp>> asked = new ArrayList<>(reqs.size());
-    for (AllocateReq q : reqs) {
+  private void checkRoom(List<AllocateReq> growth) {
+    List<CompletableFuture<IoStatfsResp>> asked = new ArrayList<>(growth.size());
+    for (AllocateReq q : growth) {
       asked.add(peers.io(q.handle().ioServer()).call(new IoStatfsReq()));
     }
     Map<Long, Long> need = new HashMap<>();
     Map<Long, Long> available = new HashMap<>();
-    for (int i = 0; i < reqs.size(); i++) {
-      AllocateReq q = reqs.get(i);
+    for (int i = 0; i < growth.size(); i++) {
       StorageSpace s = Await.get(asked.get(i), timeout).space();
-      long end = q.offset() + q.length();
-      long held = Math.max(0, Math.min(dist.physicalSize(size, layout.datafiles().indexOf(q.handle()), n), end) - q.offset());
       long device = s.device() != 0 ? s.device() : -1 - i; // unknown: a disk of its own
-      need.merge(device, q.length() - held, Long::sum);
+      need.merge(device, growth.get(i).length(), Long::sum);
       available.put(device, s.available());
     }
-    for (Map.Entry<Long, Long> e : need.entrySet()) {
-      if (e.getValue() > available.get(e.getKey())) {
-        throw new FsException(Errno.ENOSPC, "fallocate needs " + e.getValue() + " bytes of a disk with "
-            + available.get(e.getKey()) + " available");
+    need.forEach((device, bytes) -> {
+      if (bytes > available.get(device)) {
+        throw new FsException(Errno.ENOSPC, "fallocate needs " + bytes + " bytes of a disk with "
+            + available.get(device) + " available");
       }
-    }
+    });
   }
 
   // ---- namespace ------------------------------------------------------------------------------
