@@ -19,13 +19,17 @@ class PosixStaleNodesTest extends PosixSuite {
 
   @Test
   void rename_replacesTheTargetAtomically_evenWhenEveryStatAsksTheMount() throws Exception {
-    // readers that look the name up (without opening it) never find it missing
+    // readers that look the name up (without opening it) never find it missing. A second rename
+    // that beats the kernel's one retry too leaves that stat with ESTALE (README, "POSIX on the
+    // mount"; seen in one of some ten full test runs): a few of those pass, any ENOENT fails
     posix("atomic", """
         echo v0 > target
         ( while [ ! -e stop ]; do stat -c %s target 2>&1 >/dev/null | sed 's/^/missing: /'; done ) > seen &
         for i in $(seq 1 300); do echo v$i > new$i; probe rename new$i target >/dev/null; done
         touch stop; wait
-        cat target seen
+        cat target
+        grep -v 'Stale file handle' seen || true
+        [ "$(grep -c 'Stale file handle' seen)" -le 3 ] || echo "more than 3 stale answers"
         ls
         """, """
         v300
