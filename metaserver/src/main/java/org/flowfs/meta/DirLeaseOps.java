@@ -15,6 +15,7 @@ import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
+import org.flowfs.common.PosixAcl;
 import org.flowfs.common.dist.DirStripe;
 import org.flowfs.common.rpc.Access;
 import org.flowfs.common.rpc.OpTable;
@@ -186,8 +187,9 @@ final class DirLeaseOps {
   }
 
   /**
-   * Grants a lease on the directory unless one lives there or it has the set-group-id bit
-   * (lease 0); registers it first, so every request of another that arrives from then on waits
+   * Grants a lease on the directory unless one lives there, it has the set-group-id bit or a
+   * default ACL (lease 0: what the objects made in it take from it is the metadata server's to
+   * apply); registers it first, so every request of another that arrives from then on waits
    * for it, then waits for the changes admitted before to be done ({@link LeaseGate#quiet}) and
    * reserves: the ctime answered holds every change of the directory not held back.
    */
@@ -196,7 +198,7 @@ final class DirLeaseOps {
     if (!dir.isDir()) {
       throw new FsException(Errno.ENOTDIR, q.dir() + " is no directory");
     }
-    Lease l = (dir.mode() & Attr.S_ISGID) != 0 ? null : leases.grant(q.dir());
+    Lease l = (dir.mode() & Attr.S_ISGID) != 0 || hasDefaultAcl(q.dir()) ? null : leases.grant(q.dir());
     if (l == null) {
       counters.increment("lease.refused");
       return CompletableFuture.completedFuture(REFUSED);
@@ -213,6 +215,16 @@ final class DirLeaseOps {
     return answer(l, reserved.thenCompose(r -> q.names() || r.dirCtimeNs() != q.knownCtimeNs()
         ? names(q.dir()).thenApply(r::with)
         : CompletableFuture.completedFuture(r)));
+  }
+
+  /** Whether directory {@code dir} has a default ACL. */
+  private boolean hasDefaultAcl(Handle dir) {
+    try {
+      store.getxattr(dir, PosixAcl.DEFAULT);
+      return true;
+    } catch (FsException e) {
+      return false;
+    }
   }
 
   /**
@@ -243,8 +255,9 @@ final class DirLeaseOps {
    */
   private CompletableFuture<DirLeaseResp> answer(Lease l, CompletableFuture<Reservations> reserved) {
     return reserved.handle((r, err) -> {
-      boolean tooMany = err == null && r.listed() && r.names() == null;
-      if (err == null && !tooMany && leases.reserve(l, r.files())) {
+      // a default ACL set before the lease was registered is in now (the reservation came after it)
+      boolean refuse = err == null && ((r.listed() && r.names() == null) || hasDefaultAcl(l.dir()));
+      if (err == null && !refuse && leases.reserve(l, r.files())) {
         counters.increment(r.listed() ? "lease.granted-listed" : "lease.granted");
         return new DirLeaseResp(l.id(), r.dirCtimeNs(), leases.termNs(), r.files(), r.names());
       }

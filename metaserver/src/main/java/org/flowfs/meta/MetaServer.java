@@ -334,14 +334,16 @@ public final class MetaServer implements AutoCloseable {
   private CompletableFuture<MetadataStore.NewEntry> create(CreateReq q) {
     if (q.type() != FileType.REGULAR) {
       return store.createEntry(q.parent(), q.name(),
-          new MetadataStore.NewObject(q.type(), q.mode(), q.uid(), q.gid(), q.rdev(), null, null, q.verifier()), now());
+          new MetadataStore.NewObject(q.type(), q.mode(), q.uid(), q.gid(), q.rdev(), null, null, q.verifier(), q.umask()),
+          now());
     }
     // the directory's default layout (flowfs setstripe): one B-tree read in memory, on the
     // event loop like a lookup, rather than a hand-over to the reader pool and back
     DirStripe stripe = q.dist() == null && q.servers() == 0 ? layouts.dirStripe(q.parent()) : null;
     FileLayouts.Placement p = layouts.place(q.dist(), q.servers(), stripe);
     return layouts.take(List.of(p)).thenCompose(ls -> store.createEntry(q.parent(), q.name(),
-            new MetadataStore.NewObject(FileType.REGULAR, q.mode(), q.uid(), q.gid(), 0, ls.get(0), null, q.verifier()), now())
+            new MetadataStore.NewObject(FileType.REGULAR, q.mode(), q.uid(), q.gid(), 0, ls.get(0), null, q.verifier(),
+                q.umask()), now())
         .whenComplete((e, err) -> {
           if (err != null || !ls.get(0).equals(e.attr().layout())) {
             layouts.giveBack(ls.get(0));

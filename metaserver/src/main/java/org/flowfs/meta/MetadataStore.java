@@ -271,9 +271,17 @@ public interface MetadataStore extends AutoCloseable {
   /**
    * What to create. {@code layout} for a regular file only (its datafiles are already reserved);
    * {@code target} for a symlink only; {@code verifier} (0: none) kept with the object, so the
-   * same create sent again is recognised ({@link org.flowfs.common.wire.MetaOp.CreateReq#verifier()}).
+   * same create sent again is recognised ({@link org.flowfs.common.wire.MetaOp.CreateReq#verifier()});
+   * {@code umask} the creating process's, applied to {@code mode} unless the directory has a
+   * default ACL, which replaces it ({@link org.flowfs.common.PosixAcl#inherit}).
    */
-  record NewObject(FileType type, int mode, int uid, int gid, int rdev, Layout layout, String target, long verifier) {
+  record NewObject(FileType type, int mode, int uid, int gid, int rdev, Layout layout, String target, long verifier,
+      int umask) {
+    /** With no umask to apply. */
+    public NewObject(FileType type, int mode, int uid, int gid, int rdev, Layout layout, String target, long verifier) {
+      this(type, mode, uid, gid, rdev, layout, target, verifier, 0);
+    }
+
     /** Without a verifier. */
     public NewObject(FileType type, int mode, int uid, int gid, int rdev, Layout layout, String target) {
       this(type, mode, uid, gid, rdev, layout, target, 0);

@@ -11,6 +11,7 @@ import org.flowfs.common.FileType;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Names;
+import org.flowfs.common.PosixAcl;
 import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.SetattrReq;
@@ -206,9 +207,62 @@ final class Namespace {
     if (next > Handle.LOCAL_MASK) {
       throw new FsException(Errno.ENOSPC, "metadata handles exhausted");
     }
+    Acls acls = acls(parent, obj);
     // validated: changes start here
     t.set(Counter.NEXT_HANDLE, next + 1);
-    return enter(parent, key, newInode(Handle.of(Handle.META_SERVER, next).id(), obj, parent, target, nowNs), nowNs);
+    Inode n = newInode(Handle.of(Handle.META_SERVER, next).id(), obj, acls.mode, parent, target, nowNs);
+    acls.store(n.handle);
+    return enter(parent, key, n, nowNs);
+  }
+
+  /**
+   * The permission bits of a new object {@code obj} in {@code parent}, and the ACLs it takes: a
+   * directory's default ACL replaces the umask, is the base of the new object's access ACL and
+   * becomes a new directory's default ACL ({@code posix_acl_create}); without one the umask
+   * applies. Symlinks take neither.
+   */
+  private Acls acls(Inode parent, NewObject obj) {
+    PosixAcl dflt = obj.type() == FileType.SYMLINK ? null : defaultAcl(parent.handle);
+    if (dflt == null) {
+      return new Acls(obj.mode() & ~(obj.umask() & 0777), null, null);
+    }
+    PosixAcl.Inherited i = dflt.inherit(obj.mode());
+    return new Acls(i.mode(), i.access(), obj.type() == FileType.DIRECTORY ? dflt : null);
+  }
+
+  /** A new object's mode and the ACLs to store with it (null: none). */
+  private final class Acls {
+    final int mode;
+    final PosixAcl access;
+    final PosixAcl dflt;
+
+    Acls(int mode, PosixAcl access, PosixAcl dflt) {
+      this.mode = mode;
+      this.access = access;
+      this.dflt = dflt;
+    }
+
+    void store(long handle) {
+      if (access != null) {
+        t.xattrs().put(Keys.of(handle, Keys.utf8(PosixAcl.ACCESS)), access.bytes());
+      }
+      if (dflt != null) {
+        t.xattrs().put(Keys.of(handle, Keys.utf8(PosixAcl.DEFAULT)), dflt.bytes());
+      }
+    }
+  }
+
+  /** The default ACL of directory {@code dir}; null when it has none (or an unreadable one, which no setxattr stores). */
+  PosixAcl defaultAcl(long dir) {
+    byte[] v = t.xattrs().get(Keys.of(dir, Keys.utf8(PosixAcl.DEFAULT)));
+    if (v == null) {
+      return null;
+    }
+    try {
+      return PosixAcl.parse(v);
+    } catch (FsException e) {
+      return null;
+    }
   }
 
   /**
@@ -318,7 +372,10 @@ final class Namespace {
     // nanosecond per entry: each file is stamped with the directory's time after its entry, as a
     // create of its own is, so the holder can follow the directory's ctimes from entry to entry
     long stamp = Math.max(nowNs, parent.ctimeNs + 1);
-    Inode n = newInode(h.id(), obj, parent, target, stamp);
+    // no lease is granted on a directory with a default ACL (the holder applied the umask), nor is
+    // one set while a lease lives: its rules hold all the same
+    Acls acls = acls(parent, obj);
+    Inode n = newInode(h.id(), obj, acls.mode, parent, target, stamp);
     checkHeadWrite(n, e.headOffset(), e.head());
     if (e.change() != null) {
       AttrChange.check(e.change());
@@ -329,6 +386,10 @@ final class Namespace {
       AttrChange.apply(e.change(), n, stamp);
     }
     store(n);
+    acls.store(n.handle);
+    if (e.change() != null && (e.change().mask() & SetattrReq.MODE) != 0) {
+      chmodAcl(n);
+    }
     t.entries().put(key, Keys.entry(n.handle, n.type));
     if (dir) {
       parent.nlink++;
@@ -361,10 +422,10 @@ final class Namespace {
   }
 
   /** A new object {@code obj} with {@code handle} in {@code parent}, not stored yet. */
-  private static Inode newInode(long handle, NewObject obj, Inode parent, byte[] target, long nowNs) {
+  private static Inode newInode(long handle, NewObject obj, int mode, Inode parent, byte[] target, long nowNs) {
     boolean dir = obj.type() == FileType.DIRECTORY;
     Inode n = new Inode(handle, obj.type());
-    n.mode = obj.mode();
+    n.mode = mode;
     n.uid = obj.uid();
     n.gid = obj.gid();
     if ((parent.mode & Attr.S_ISGID) != 0) {
@@ -567,6 +628,9 @@ final class Namespace {
   /** Applies the checked change {@code c} to {@code n} and stores it; a new size cuts the head. */
   private void change(Inode n, SetAttr c, long nowNs) {
     AttrChange.apply(c, n, nowNs);
+    if ((c.mask() & SetattrReq.MODE) != 0) {
+      chmodAcl(n);
+    }
     store(n);
     if ((c.mask() & SetattrReq.SIZE) != 0) {
       trimHead(n.handle, n.size);
@@ -582,21 +646,58 @@ final class Namespace {
       throw new FsException(Errno.E2BIG, "xattr value of " + value.length + " bytes");
     }
     int both = SetxattrReq.CREATE | SetxattrReq.REPLACE;
-    if ((flags & ~both) != 0 || flags == both) {
+    if ((flags & ~(both | SetxattrReq.KILL_SGID)) != 0 || (flags & both) == both) {
       throw new FsException(Errno.EINVAL, "setxattr flags " + flags);
     }
     Inode n = load(h);
     byte[] key = Keys.of(n.handle, nameBytes);
     boolean exists = t.xattrs().containsKey(key);
-    if (exists && flags == SetxattrReq.CREATE) {
+    int how = flags & both;
+    if (exists && how == SetxattrReq.CREATE) {
       throw new FsException(Errno.EEXIST, name);
     }
-    if (!exists && flags == SetxattrReq.REPLACE) {
+    if (!exists && how == SetxattrReq.REPLACE) {
       throw new FsException(Errno.ENODATA, name);
     }
-    t.xattrs().put(key, value.clone());
+    PosixAcl acl = PosixAcl.isAclName(name) ? PosixAcl.parse(value) : null;
+    if (PosixAcl.DEFAULT.equals(name) && n.type != FileType.DIRECTORY) {
+      throw new FsException(Errno.EACCES, "a default ACL on a " + n.type);
+    }
+    // validated: changes start here
+    if (PosixAcl.ACCESS.equals(name)) {
+      // the mode says what the ACL's owner, group class and other entries say (and an ACL that
+      // says no more than the mode is not kept), as a local file system's set_acl does
+      n.mode = (n.mode & ~0777) | acl.modeBits();
+      if ((flags & SetxattrReq.KILL_SGID) != 0) {
+        n.mode &= ~Attr.S_ISGID;
+      }
+      if (acl.equivalentToMode()) {
+        t.xattrs().remove(key);
+      } else {
+        t.xattrs().put(key, value.clone());
+      }
+    } else {
+      t.xattrs().put(key, value.clone());
+    }
     n.ctimeNs = nowNs;
     store(n);
+  }
+
+  /** After a change of {@code n}'s mode: its access ACL, if any, says the same ({@code posix_acl_chmod}). */
+  private void chmodAcl(Inode n) {
+    if (n.type == FileType.SYMLINK) {
+      return;
+    }
+    byte[] key = Keys.of(n.handle, Keys.utf8(PosixAcl.ACCESS));
+    byte[] v = t.xattrs().get(key);
+    if (v == null) {
+      return;
+    }
+    try {
+      t.xattrs().put(key, PosixAcl.parse(v).chmod(n.mode).bytes());
+    } catch (FsException e) {
+      // an unreadable ACL (stored by no setxattr) stays as it is
+    }
   }
 
   /**

@@ -218,6 +218,19 @@ class DirLeaseServerTest {
   }
 
   @Test
+  void lease_ofADirectoryWithADefaultAcl_isRefused_whatItsFilesTakeFromItIsTheServers() throws Exception {
+    org.flowfs.common.PosixAcl acl = new org.flowfs.common.PosixAcl(List.of(
+        new org.flowfs.common.PosixAcl.Entry(1, 7, -1), new org.flowfs.common.PosixAcl.Entry(4, 5, -1),
+        new org.flowfs.common.PosixAcl.Entry(0x20, 0, -1)));
+    call(other, new SetxattrReq(d, org.flowfs.common.PosixAcl.DEFAULT, acl.bytes(), 0));
+    assertEquals(0, call(holder, new DirLeaseReq(d, 1)).lease());
+    assertEquals(0640, call(holder, new CreateReq(d, "f", FileType.REGULAR, 0666, 0, 0, 0, null, 0, 1, 022)).attr().mode(),
+        "the default ACL's bits, not the umask");
+    call(other, new org.flowfs.common.wire.MetaOp.RemovexattrReq(d, org.flowfs.common.PosixAcl.DEFAULT));
+    assertNotEquals(0, call(holder, new DirLeaseReq(d, 1)).lease());
+  }
+
+  @Test
   void batch_createsFilesWithTheirHeads_visibleToOthersAfterTheEnd() throws Exception {
     DirLeaseResp r = call(holder, new DirLeaseReq(d, 3));
     Reserved a = r.reserved().get(0);

@@ -34,6 +34,7 @@ import org.flowfs.common.FileType;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
+import org.flowfs.common.PosixAcl;
 import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.RenameReq;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
@@ -1037,6 +1038,70 @@ abstract class MetadataStoreContract {
     join(store.setxattr(a.handle(), "user.k", new byte[] {1}, 0, tick()));
     assertEquals(List.of(), store.listxattr(b.handle()));
     assertEquals(Errno.ENODATA, errnoOf(() -> store.getxattr(b.handle(), "user.k")));
+  }
+
+  // ---- ACLs -----------------------------------------------------------------------------------
+
+  /** {@code u::rwx,u:12003:rwx,g::r-x,m::rwx,o::---}. */
+  private static PosixAcl acl() {
+    return new PosixAcl(List.of(
+        new PosixAcl.Entry(1, 7, -1), new PosixAcl.Entry(2, 7, 12003), new PosixAcl.Entry(4, 5, -1),
+        new PosixAcl.Entry(0x10, 7, -1), new PosixAcl.Entry(0x20, 0, -1)));
+  }
+
+  private NewObject withUmask(FileType type, int mode, int umask) {
+    NewObject o = obj(type, mode);
+    return new NewObject(o.type(), o.mode(), o.uid(), o.gid(), o.rdev(), o.layout(), o.target(), 0, umask);
+  }
+
+  @Test
+  void create_appliesTheUmask_unlessTheDirectoryHasADefaultAcl() {
+    assertEquals(0640, join(store.create(ROOT, "f", withUmask(FileType.REGULAR, 0666, 027), tick())).mode());
+    assertEquals(0750, join(store.create(ROOT, "d", withUmask(FileType.DIRECTORY, 0777, 027), tick())).mode());
+    Attr d = mkdir(ROOT, "acl");
+    join(store.setxattr(d.handle(), PosixAcl.DEFAULT, acl().bytes(), 0, tick()));
+    Attr f = join(store.create(d.handle(), "f", withUmask(FileType.REGULAR, 0666, 077), tick()));
+    assertEquals(0660, f.mode(), "the default ACL replaces the umask; its mask limits the group class");
+    assertEquals(List.of(6, 7, 5, 6, 0), PosixAcl.parse(store.getxattr(f.handle(), PosixAcl.ACCESS)).entries()
+        .stream().map(PosixAcl.Entry::perm).toList());
+    assertEquals(List.of(PosixAcl.ACCESS), store.listxattr(f.handle()));
+    Attr sub = join(store.create(d.handle(), "sub", withUmask(FileType.DIRECTORY, 0777, 077), tick()));
+    assertEquals(0770, sub.mode());
+    assertArrayEquals(acl().bytes(), store.getxattr(sub.handle(), PosixAcl.DEFAULT), "a new directory inherits it");
+    assertArrayEquals(acl().bytes(), store.getxattr(sub.handle(), PosixAcl.ACCESS));
+    Attr link = join(store.create(d.handle(), "l", obj(FileType.SYMLINK, 0777), tick()));
+    assertEquals(0777, link.mode());
+    assertEquals(List.of(), store.listxattr(link.handle()));
+  }
+
+  @Test
+  void accessAcl_setsTheMode_andAChmodSetsItsMask() {
+    Attr f = join(store.create(ROOT, "f", obj(FileType.REGULAR, 02600), tick()));
+    join(store.setxattr(f.handle(), PosixAcl.ACCESS, acl().bytes(), 0, tick()));
+    assertEquals(02770, attr(f.handle()).mode());
+    join(store.setattr(f.handle(), new SetAttr(MODE, 0640, 0, 0, 0, 0, 0), tick()));
+    assertEquals(List.of(6, 7, 5, 4, 0), PosixAcl.parse(store.getxattr(f.handle(), PosixAcl.ACCESS)).entries()
+        .stream().map(PosixAcl.Entry::perm).toList(), "owner, mask and other follow the mode; the rest stays");
+    // an ACL the mode says all of is not kept (setfacl -b, or the three base entries)
+    PosixAcl plain = new PosixAcl(List.of(new PosixAcl.Entry(1, 6, -1), new PosixAcl.Entry(4, 0, -1),
+        new PosixAcl.Entry(0x20, 4, -1)));
+    join(store.setxattr(f.handle(), PosixAcl.ACCESS, plain.bytes(), 0, tick()));
+    assertEquals(0604, attr(f.handle()).mode());
+    assertEquals(List.of(), store.listxattr(f.handle()));
+    // set by someone outside the file's group: set-group-ID goes
+    join(store.setattr(f.handle(), new SetAttr(MODE, 02770, 0, 0, 0, 0, 0), tick()));
+    join(store.setxattr(f.handle(), PosixAcl.ACCESS, acl().bytes(), SetxattrReq.KILL_SGID, tick()));
+    assertEquals(0770, attr(f.handle()).mode());
+  }
+
+  @Test
+  void acls_badOnes_areRefused_andChangeNothing() {
+    Attr f = mkfile(ROOT, "f");
+    assertEquals(Errno.EINVAL, errno(store.setxattr(f.handle(), PosixAcl.ACCESS, new byte[] {2, 0, 0, 0, 1}, 0, tick())));
+    assertEquals(Errno.EACCES, errno(store.setxattr(f.handle(), PosixAcl.DEFAULT, acl().bytes(), 0, tick())));
+    assertEquals(Errno.EINVAL, errno(store.setxattr(f.handle(), "user.x", new byte[1], 8, tick())));
+    assertEquals(f, attr(f.handle()));
+    assertEquals(List.of(), store.listxattr(f.handle()));
   }
 
   // ---- symlinks -------------------------------------------------------------------------------

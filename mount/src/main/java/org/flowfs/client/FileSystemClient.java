@@ -23,6 +23,7 @@ import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.Layout;
 import org.flowfs.common.Names;
+import org.flowfs.common.PosixAcl;
 import org.flowfs.common.StorageSpace;
 import org.flowfs.common.config.FlowConfig;
 import org.flowfs.common.config.FlowFsConfig;
@@ -1044,7 +1045,10 @@ public final class FileSystemClient implements AutoCloseable {
     if (a.isDir()) {
       contents.made(a.handle(), a.ctimeNs(), asked);
     }
-    return newObject ? createdNew(parent, name, a) : created(parent, name, a);
+    // a new object has no extended attributes, but for the ACLs it takes from its directory's
+    // default ACL (the metadata server applies them)
+    boolean bare = a.type() == FileType.SYMLINK || xattrKnownAbsent(parent, PosixAcl.DEFAULT);
+    return newObject && bare ? createdNew(parent, name, a) : created(parent, name, a);
   }
 
   private Attr created(Handle parent, String name, Attr a) {
@@ -1071,7 +1075,7 @@ public final class FileSystemClient implements AutoCloseable {
       }
       counters.increment("meta.mkdir");
       return newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.DIRECTORY, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, null, 0,
-          verifier()), true);
+          verifier(), c.umask()), true);
     });
   }
 
@@ -1085,7 +1089,7 @@ public final class FileSystemClient implements AutoCloseable {
     return inParent(s, p -> {
       counters.increment("meta.create");
       return newEntry(p, s.name(), new CreateReq(p, s.name(), type, mode & Attr.PERM_MASK, c.uid(), c.gid(), rdev, null, 0,
-          verifier()), true);
+          verifier(), c.umask()), true);
     });
   }
 
@@ -1114,7 +1118,7 @@ public final class FileSystemClient implements AutoCloseable {
     if (a.isDir()) {
       throw new FsException(Errno.EISDIR, path);
     }
-    OpenAccess.check(a, c, flags);
+    OpenAccess.check(a, c.uid() == 0 ? null : accessAcl(a.handle()), c, flags);
     OpenFile f = open(a, flags);
     if ((flags & O_TRUNC) != 0) {
       try {
@@ -1138,7 +1142,7 @@ public final class FileSystemClient implements AutoCloseable {
     counters.increment("meta.create");
     try {
       OpenFile f = open(newEntry(p, s.name(), new CreateReq(p, s.name(), FileType.REGULAR, mode & Attr.PERM_MASK, c.uid(), c.gid(), 0, dist,
-          servers, verifier()), true), flags);
+          servers, verifier(), c.umask()), true), flags);
       f.state().created();
       return f;
     } catch (FsException e) {
@@ -1169,7 +1173,8 @@ public final class FileSystemClient implements AutoCloseable {
    */
   private Attr makeLeased(FileType type, Handle dir, String name, int mode, Caller c) {
     askLease(dir);
-    Attr a = leases.make(type, dir, name, mode, c.uid(), c.gid(), now(), () -> contents.addPending(dir, name));
+    // the metadata server leases no directory with a default ACL: the umask applies here
+    Attr a = leases.make(type, dir, name, mode & ~c.umask(), c.uid(), c.gid(), now(), () -> contents.addPending(dir, name));
     if (a == null) {
       return null;
     }
@@ -1952,17 +1957,46 @@ public final class FileSystemClient implements AutoCloseable {
   // ---- extended attributes --------------------------------------------------------------------
 
   public void setxattr(String path, String name, byte[] value, int flags) {
+    setxattr(path, name, value, flags, Caller.ROOT);
+  }
+
+  /**
+   * Sets extended attribute {@code name} of {@code path} for {@code c}. An access ACL ({@link
+   * PosixAcl#ACCESS}) sets the mode's permission bits on the metadata server, so changes of them
+   * deferred here go first; it clears set-group-ID when {@code c} is neither in the file's group
+   * nor root, as Linux does.
+   */
+  public void setxattr(String path, String name, byte[] value, int flags, Caller c) {
     if (name.equals(DirStripe.XATTR)) {
       value = checkStripe(path, value);
     } else if (name.startsWith(VIRTUAL_XATTR_PREFIX)) {
       throw new FsException(Errno.EPERM, name + " is computed, not stored");
     }
     Handle h = resolve(path);
+    if (name.equals(PosixAcl.ACCESS)) {
+      FileState st = states.get(h);
+      if (st != null && st.hasDeferred()) {
+        flush(st);
+      }
+      Attr a = getattr(h);
+      if ((a.mode() & Attr.S_ISGID) != 0 && c.uid() != 0 && !OpenAccess.inGroup(c, a.gid())) {
+        flags |= SetxattrReq.KILL_SGID;
+      }
+    }
     xattrsChanging(h);
     byte[] v = value;
     // sent again after a lost answer: EEXIST (XATTR_CREATE) with the value set is the lost try's
     doneOnce(new SetxattrReq(h, name, v, flags), e -> e.errno() == Errno.EEXIST && holds(h, name, v));
     attrs.invalidate(h); // its ctime moved
+  }
+
+  /** The access ACL of {@code h}; null when it has none (or one that does not parse, which no setxattr stores). */
+  private PosixAcl accessAcl(Handle h) {
+    try {
+      return PosixAcl.parse(getxattr(h, PosixAcl.ACCESS));
+    } catch (FsException e) {
+      return null;
+    }
   }
 
   /** Whether {@code h}'s extended attribute {@code name} holds {@code value} now, as the server says. */

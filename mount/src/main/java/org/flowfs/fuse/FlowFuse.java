@@ -106,7 +106,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
   /** The calling process's credentials; valid only on the FUSE thread during the callback. */
   private Caller caller() {
     FuseContext c = getContext();
-    return new Caller(c.uid.intValue(), c.gid.intValue(), c.pid.intValue());
+    return new Caller(c.uid.intValue(), c.gid.intValue(), c.pid.intValue(), c.umask.intValue() & 0777);
   }
 
   private static ByteBuf wrap(Pointer p, long size) {
@@ -482,11 +482,12 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
 
   @Override
   public int setxattr(String path, String xname, Pointer value, long size, int flags) {
+    Caller c = caller();
     return ops.call("setxattr", path, () -> {
       byte[] v = new byte[(int) size];
       value.get(0, v, 0, v.length);
       int f = ((flags & XATTR_CREATE) != 0 ? SetxattrReq.CREATE : 0) | ((flags & XATTR_REPLACE) != 0 ? SetxattrReq.REPLACE : 0);
-      fs.setxattr(path, xname, v, f);
+      fs.setxattr(path, xname, v, f, c);
       return 0;
     });
   }

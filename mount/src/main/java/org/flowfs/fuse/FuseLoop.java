@@ -115,7 +115,7 @@ public final class FuseLoop {
    * exceptionally if mounting failed.
    */
   public static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice) {
-    return start(ops, args, threads, nice, null, null, null, null, false);
+    return start(ops, args, threads, nice, null, null, null, null, false, false);
   }
 
   /**
@@ -124,11 +124,12 @@ public final class FuseLoop {
    * request is read; with a {@code reads} source, READ requests are answered by {@link DirectRead}
    * from it rather than by libfuse; with an {@code xattrs} source, GETXATTRs of names a file is
    * known not to have by {@link AbsentXattrs}; with {@code readdirPlus}, the kernel is offered
-   * READDIRPLUS, answered by {@link ReaddirPlus}.
+   * READDIRPLUS, answered by {@link ReaddirPlus}; with {@code posixAcl}, the kernel enforces POSIX
+   * ACLs and leaves the umask to the file system ({@link InitChannel}).
    */
   static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice,
       org.flowfs.common.Counters counters, Started onStart,
-      DirectRead.Source reads, AbsentXattrs.Source xattrs, boolean readdirPlus) {
+      DirectRead.Source reads, AbsentXattrs.Source xattrs, boolean readdirPlus, boolean posixAcl) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
     List<String> argv = new ArrayList<>(args);
@@ -145,7 +146,7 @@ public final class FuseLoop {
     Pointer ch = lib.fuse_session_next_chan(se, null);
     Runtime rt = Runtime.getRuntime(lib);
     long bufsize = Math.max(lib.fuse_chan_bufsize(ch), MAX_REQUEST + HEADER_ROOM);
-    InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize, readdirPlus);
+    InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize, readdirPlus, posixAcl);
     StaleNodes stale = counters == null ? null
         : new StaleNodes(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize, counters);
     NoFlushChannel reading = new NoFlushChannel(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize, stale);

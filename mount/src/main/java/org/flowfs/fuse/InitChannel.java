@@ -25,6 +25,12 @@ import org.slf4j.LoggerFactory;
  *       same build with and without: about 6,100 -> 8,000-8,600 IOPS).
  *   <li>{@code FUSE_DO_READDIRPLUS} with {@code FUSE_READDIRPLUS_AUTO}, when the loop answers
  *       READDIRPLUS ({@link ReaddirPlus}).
+ *   <li>{@code FUSE_POSIX_ACL} with {@code FUSE_DONT_MASK} ({@code client.posix-acl}): the kernel
+ *       checks permissions against the ACLs it reads from {@code system.posix_acl_access} (and
+ *       caches with the attributes), and sends the mode of a create with the caller's umask
+ *       beside it rather than applied, for the metadata server to apply unless the directory's
+ *       default ACL replaces it. Keeping the mode and the ACL in step is the metadata server's
+ *       part ({@code org.flowfs.common.PosixAcl}).
  * </ul>
  *
  * An OPEN for reading only is answered on a {@link NoFlushChannel}; every other request on
@@ -45,6 +51,10 @@ final class InitChannel {
   private static final int FUSE_MAX_PAGES = 1 << 22;
   /** fuse_kernel.h: the file system clears set-ID bits on write, truncate and chown. */
   private static final int FUSE_HANDLE_KILLPRIV_V2 = 1 << 28;
+  /** fuse_kernel.h: the kernel sends the umask of a create beside its mode and leaves it to the file system. */
+  private static final int FUSE_DONT_MASK = 1 << 6;
+  /** fuse_kernel.h: the kernel enforces POSIX ACLs, which the file system keeps as extended attributes. */
+  private static final int FUSE_POSIX_ACL = 1 << 20;
   private static final int PAGE = 4096;
 
   /** libfuse 2's send operation of a channel: 0, or -errno. */
@@ -76,15 +86,19 @@ final class InitChannel {
   private volatile boolean kernelOffersMaxPages;
   private volatile boolean kernelOffersKillpriv;
   private volatile boolean kernelOffersReaddirPlus;
+  private volatile boolean kernelOffersAcl;
   private final boolean readdirPlus;
+  private final boolean posixAcl;
 
   /**
    * A channel on {@code fd} (/dev/fuse) whose buffer size {@code bufsize} sets libfuse's
-   * max_write; with {@code readdirPlus} the kernel is asked for READDIRPLUS when it offers it.
+   * max_write; with {@code readdirPlus} the kernel is asked for READDIRPLUS when it offers it, with
+   * {@code posixAcl} for POSIX ACLs.
    */
-  InitChannel(FuseLoop.LibFuseLoop lib, Runtime rt, int fd, long bufsize, boolean readdirPlus) {
+  InitChannel(FuseLoop.LibFuseLoop lib, Runtime rt, int fd, long bufsize, boolean readdirPlus, boolean posixAcl) {
     this.rt = rt;
     this.readdirPlus = readdirPlus;
+    this.posixAcl = posixAcl;
     this.libc = LibraryLoader.create(LibC.class).load("c");
     this.fd = fd;
     this.channel = new SendChannel(lib, rt, fd, bufsize, this::answer);
@@ -99,6 +113,8 @@ final class InitChannel {
     kernelOffersMaxPages = (mem.getInt(IN_INIT_FLAGS) & FUSE_MAX_PAGES) != 0;
     kernelOffersKillpriv = (mem.getInt(IN_INIT_FLAGS) & FUSE_HANDLE_KILLPRIV_V2) != 0;
     kernelOffersReaddirPlus = (mem.getInt(IN_INIT_FLAGS) & ReaddirPlus.FUSE_DO_READDIRPLUS) != 0;
+    int acl = FUSE_POSIX_ACL | FUSE_DONT_MASK;
+    kernelOffersAcl = (mem.getInt(IN_INIT_FLAGS) & acl) == acl;
     lib.fuse_session_process_buf(se, buf, channel.pointer());
   }
 
@@ -130,6 +146,11 @@ final class InitChannel {
       if (readdirPlus && kernelOffersReaddirPlus) {
         int plus = ReaddirPlus.FUSE_DO_READDIRPLUS | ReaddirPlus.FUSE_READDIRPLUS_AUTO;
         out.putInt(OUT_HEADER + OUT_FLAGS, out.getInt(OUT_HEADER + OUT_FLAGS) | plus);
+      }
+      if (posixAcl && kernelOffersAcl) {
+        out.putInt(OUT_HEADER + OUT_FLAGS, out.getInt(OUT_HEADER + OUT_FLAGS) | FUSE_POSIX_ACL | FUSE_DONT_MASK);
+      } else if (posixAcl) {
+        LOG.info("the kernel does not offer FUSE_POSIX_ACL: ACLs are kept, not enforced");
       }
     }
     long wrote = libc.write(fd, out, length);

@@ -2,6 +2,7 @@ package org.flowfs.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -175,6 +176,25 @@ abstract class ShellToolsContract {
     Sh.ok(d, "fallocate -p -o 70000 -l 100000 f");
     assertEquals("8388608", Sh.ok(d, "stat -c %s f").strip());
     Sh.ok(d, "cmp -n 70000 f orig && cmp -i 170000 -n 130000 f orig && head -c 170000 f | tail -c 100000 | cmp -s - <(head -c 100000 /dev/zero)");
+  }
+
+  @Test
+  void acls_letAnotherUserIn_andANewFileTakesItsDirectorysDefault() throws Exception {
+    assumeTrue("root".equals(System.getProperty("user.name")), "runs commands as another user: needs root");
+    for (Path p = mnt; p.startsWith(tmp); p = p.getParent()) {
+      Files.setPosixFilePermissions(p, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+    Path d = dir("acl");
+    String bob = "setpriv --reuid=12003 --regid=12003 --clear-groups ";
+    String eve = "setpriv --reuid=12004 --regid=12004 --clear-groups ";
+    Sh.ok(d, "echo secret > f && chmod 600 f && setfacl -m u:12003:r f");
+    assertEquals("-rw-r-----+", Sh.ok(d, "ls -l f | cut -c1-11").strip());
+    assertEquals("secret", Sh.ok(d, bob + "cat f").strip());
+    assertEquals("denied", Sh.ok(d, eve + "cat f 2>/dev/null || echo denied").strip());
+    Sh.ok(d, "mkdir s && setfacl -d -m u:12003:rwx s && (umask 077; echo x > s/new; mkdir s/sub)");
+    assertEquals("user:12003:rwx #effective:rw-", Sh.ok(d, "getfacl -cp s/new | grep '^user:12003' | tr '\\t' ' '").strip());
+    assertEquals("-rw-rw-r--+ drwxrwxr-x+", Sh.ok(d, "ls -ld s/new s/sub | cut -c1-11 | xargs").strip()); // not the umask
+    Sh.ok(d, bob + "sh -c 'echo y >> s/new'");
   }
 
   @Test

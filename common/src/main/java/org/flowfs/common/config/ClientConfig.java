@@ -30,11 +30,15 @@ import java.time.Duration;
  * @param readdirPlus whether the mount answers the kernel's READDIRPLUS, a page of a listing with
  *     every entry's attributes, so that a listing followed by a stat of each entry ({@code ls -l})
  *     needs no request per entry (mount only)
+ * @param posixAcl whether the mount has the kernel enforce POSIX ACLs ({@code
+ *     system.posix_acl_access}, {@code system.posix_acl_default}) and hands it the umask of each
+ *     create, for the metadata server to apply unless a default ACL replaces it (mount only;
+ *     false: ACLs are extended attributes like any other, and the kernel applies the umask)
  */
 public record ClientConfig(
     Duration attrTimeout, Duration entryTimeout, int cacheEntries, long writeBehind, long readAhead,
     int readAround, int dirLeaseFiles, int fuseNice, int readdirAhead, boolean openStore, boolean sharedMemory,
-    boolean readdirPlus) {
+    boolean readdirPlus, boolean posixAcl) {
   static ClientConfig from(ConfigSource s) {
     long around = s.size("client.read-around", 64 << 10, 0, 4L << 20);
     if (around % 4096 != 0) {
@@ -52,6 +56,7 @@ public record ClientConfig(
         s.integer("client.readdir-ahead", 16, 0, 64),
         s.bool("client.open-store", true),
         s.bool("client.shared-memory", true),
-        s.bool("client.readdir-plus", true));
+        s.bool("client.readdir-plus", true),
+        s.bool("client.posix-acl", true));
   }
 }

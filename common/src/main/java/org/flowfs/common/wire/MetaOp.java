@@ -120,13 +120,23 @@ public sealed interface MetaOp extends Message {
    * finds the name taken by an object of that type with that verifier and is answered with it,
    * as the first time (its parent's former ctime unknown: 0), rather than EEXIST. So a create is
    * sent again safely across a metadata server restart (as NFSv3's exclusive create does).
+   *
+   * <p>{@code umask} (the creating process's) applies to {@code mode} unless the directory has a
+   * default ACL, which replaces it (POSIX.1e; {@link org.flowfs.common.PosixAcl#inherit}): only
+   * the metadata server knows which, at the create. 0 for a mode that is final.
    */
   @Wire(104)
   record CreateReq(Handle parent, String name, FileType type, int mode, int uid, int gid, int rdev,
-      DistSpec dist, int servers, long verifier) implements MetaOp, Req<EntryResp> {
+      DistSpec dist, int servers, long verifier, int umask) implements MetaOp, Req<EntryResp> {
     @Override
     public List<Handle> named() {
       return List.of(parent());
+    }
+
+    /** With no umask to apply. */
+    public CreateReq(Handle parent, String name, FileType type, int mode, int uid, int gid, int rdev, DistSpec dist,
+        int servers, long verifier) {
+      this(parent, name, type, mode, uid, gid, rdev, dist, servers, verifier, 0);
     }
 
     /** Without a verifier: not recognised when sent again. */
@@ -137,7 +147,7 @@ public sealed interface MetaOp extends Message {
 
     /** This request with {@code verifier}. */
     public CreateReq verified(long verifier) {
-      return new CreateReq(parent, name, type, mode, uid, gid, rdev, dist, servers, verifier);
+      return new CreateReq(parent, name, type, mode, uid, gid, rdev, dist, servers, verifier, umask);
     }
 
     public CreateReq {
@@ -146,8 +156,8 @@ public sealed interface MetaOp extends Message {
       if (type == null || type == FileType.SYMLINK) {
         throw new IllegalArgumentException("type");
       }
-      if ((mode & ~07777) != 0 || servers < 0) {
-        throw new IllegalArgumentException("mode or servers");
+      if ((mode & ~07777) != 0 || servers < 0 || (umask & ~0777) != 0) {
+        throw new IllegalArgumentException("mode, servers or umask");
       }
     }
   }
@@ -324,6 +334,12 @@ public sealed interface MetaOp extends Message {
 
     public static final int CREATE = 1;
     public static final int REPLACE = 2;
+    /**
+     * With {@link org.flowfs.common.PosixAcl#ACCESS}: clear the set-group-ID bit too (the caller
+     * is neither in the file's group nor privileged, as the kernel's {@code
+     * FUSE_SETXATTR_ACL_KILL_SGID} says).
+     */
+    public static final int KILL_SGID = 4;
 
     public SetxattrReq {
       Objects.requireNonNull(handle, "handle");

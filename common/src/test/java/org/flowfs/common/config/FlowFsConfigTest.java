@@ -55,7 +55,7 @@ class FlowFsConfigTest {
     assertEquals(new LayoutConfig("simple_stripe", 64 * 1024, 0, 64 * 1024), c.layout());
     assertEquals(new RpcConfig(Duration.ofSeconds(30), Duration.ofSeconds(5), 16L << 20, 2, Duration.ofSeconds(10),
         Secret.of(SECRET), "cubic"), c.rpc());
-    assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 8L << 20, 64 << 10, 32, 0, 16, true, true, true), c.client());
+    assertEquals(new ClientConfig(Duration.ofSeconds(1), Duration.ofSeconds(1), 200_000, 8L << 20, 8L << 20, 64 << 10, 32, 0, 16, true, true, true, true), c.client());
     assertEquals("30s", c.effective().get("rpc.timeout"));
     assertEquals("16MiB", c.effective().get("rpc.max-frame"));
   }
@@ -105,6 +105,7 @@ class FlowFsConfigTest {
         "client.open-store = off",
         "client.shared-memory = no",
         "client.readdir-plus = off",
+        "client.posix-acl = false",
         "node.service-cpus = 3, 0-1",
         "node.shm-dir = /dev/hugepages",
         "   # an indented comment",
@@ -132,7 +133,7 @@ class FlowFsConfigTest {
     assertEquals(new LayoutConfig("basic_dist", 1L << 20, 2, 0), c.layout());
     assertEquals(new RpcConfig(Duration.ofMinutes(2), Duration.ofMillis(500), 32L << 20, 4, Duration.ofSeconds(3),
         Secret.of("0123456789abcdef0123"), ""), c.rpc());
-    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0, 32, -5, 4, false, false, false), c.client());
+    assertEquals(new ClientConfig(Duration.ZERO, Duration.ofSeconds(10), 1000, 0, 256 << 10, 0, 32, -5, 4, false, false, false, false), c.client());
     assertEquals("(20 characters)", c.effective().get("fs.secret"), "the secret is masked");
     assertFalse(c.render().contains("0123456789abcdef"), "render never writes the secret");
     assertFalse(c.toString().contains("0123456789abcdef"), "nor does toString");
