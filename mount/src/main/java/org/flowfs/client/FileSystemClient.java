@@ -51,6 +51,7 @@ import org.flowfs.common.wire.MetaOp.BatchCreate;
 import org.flowfs.common.wire.MetaOp.CreateReq;
 import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.EntryResp;
+import org.flowfs.common.wire.MetaOp.FlockReq;
 import org.flowfs.common.wire.MetaOp.GetattrReq;
 import org.flowfs.common.wire.MetaOp.OpenReq;
 import org.flowfs.common.wire.MetaOp.HeadReadReq;
@@ -149,6 +150,7 @@ public final class FileSystemClient implements AutoCloseable {
   private final Map<Handle, FileState> states = new ConcurrentHashMap<>();
   /** Leases on directories this client made: small files created here, sent in batches. */
   private final DirLeases leases;
+  private final Flocks flocks;
   private final Map<Long, OpenFile> openFiles = new ConcurrentHashMap<>();
   private final Map<Long, DirStream> openDirs = new ConcurrentHashMap<>();
   private final AtomicLong ids = new AtomicLong();
@@ -170,6 +172,7 @@ public final class FileSystemClient implements AutoCloseable {
         BufferedFlowProtocol.singleBuffer(fc.bufferSize())));
     this.flowPath = new FlowDataPath(peers, flows, fc, fc.protocol(), counters);
     this.leases = new DirLeases(new LeaseHost(), config.client().dirLeaseFiles(), timeout, counters);
+    this.flocks = new Flocks(this::meta, counters);
     this.readdirAhead = new ReaddirAhead(config.client().entryTimeout(), config.client().readdirAhead(), timeout,
         dir -> peers.meta().call(new ReaddirReq(dir, null, READDIR_PAGE, true)), leases::idle, counters);
   }
@@ -1954,6 +1957,21 @@ public final class FileSystemClient implements AutoCloseable {
     }
   }
 
+  // ---- flock ----------------------------------------------------------------------------------
+
+  /**
+   * {@code flock(2)} on {@code f} for {@code owner} (the kernel's id of the open file
+   * description): {@code op} {@link FlockReq#SHARED}, {@link FlockReq#EXCLUSIVE} or {@link
+   * FlockReq#UNLOCK}, held on the metadata server against every client ({@link Flocks}); with
+   * {@code wait}, until another owner's lock lets it or {@code interrupted} says so.
+   *
+   * @throws FsException EAGAIN when another owner's lock conflicts and not {@code wait}; EINTR;
+   *     ENOLCK when too many calls wait on this client already
+   */
+  public void flock(OpenFile f, long owner, int op, boolean wait, java.util.function.BooleanSupplier interrupted) {
+    flocks.lock(f.state().handle, owner, op, wait, interrupted);
+  }
+
   // ---- extended attributes --------------------------------------------------------------------
 
   public void setxattr(String path, String name, byte[] value, int flags) {
@@ -2133,6 +2151,7 @@ public final class FileSystemClient implements AutoCloseable {
       }
     }
     leases.close(); // every file made under a lease goes to the metadata server
+    flocks.close(); // other clients need not wait for the server to drop this one's locks
     sender.shutdown(); // what it was given is set up: every file was flushed above
     flows.close();
     peers.close();

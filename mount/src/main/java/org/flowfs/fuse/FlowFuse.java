@@ -16,6 +16,7 @@ import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
 import org.flowfs.common.wire.MetaOp.Dirent;
+import org.flowfs.common.wire.MetaOp.FlockReq;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
 import ru.serce.jnrfuse.FuseFillDir;
 import ru.serce.jnrfuse.FuseStubFS;
@@ -346,6 +347,31 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
     });
   }
 
+  /** flock(2)'s operations, as libfuse hands them on. */
+  private static final int LOCK_SH = 1;
+  private static final int LOCK_EX = 2;
+  private static final int LOCK_NB = 4;
+  private static final int LOCK_UN = 8;
+
+  /**
+   * {@code flock(2)}, held against every client of the file system on the metadata server; the
+   * kernel unlocks at the last close of the open file description ({@code flock_release}).
+   * fcntl's POSIX locks stay the kernel's, local to this mount.
+   */
+  @Override
+  public int flock(String path, FuseFileInfo fi, int op) {
+    long owner = fi.lock_owner.get();
+    int kind = (op & LOCK_UN) != 0 ? FlockReq.UNLOCK : (op & LOCK_EX) != 0 ? FlockReq.EXCLUSIVE
+        : (op & LOCK_SH) != 0 ? FlockReq.SHARED : 0;
+    if (kind == 0) {
+      return -Errno.EINVAL.code();
+    }
+    return ops.call("flock", path, () -> {
+      fs.flock(file(fi), owner, kind, (op & LOCK_NB) == 0, FuseLoop::interrupted);
+      return 0;
+    });
+  }
+
   @Override
   public int create(String path, long mode, FuseFileInfo fi) {
     Caller c = caller();
@@ -402,10 +428,28 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
 
   @Override
   public int release(String path, FuseFileInfo fi) {
+    boolean unlock = flockRelease(fi);
+    long owner = fi.lock_owner.get();
     return ops.call("release", path, () -> {
-      fs.release(file(fi));
+      OpenFile f = file(fi);
+      try {
+        if (unlock) { // the last close of an open file description that called flock: libfuse 2 leaves it here
+          fs.flock(f, owner, FlockReq.UNLOCK, false, () -> false);
+        }
+      } finally {
+        fs.release(f);
+      }
       return 0;
     });
+  }
+
+  /**
+   * libfuse 2's {@code fuse_file_info.flock_release}: the fifth bit (after {@code direct_io},
+   * {@code keep_cache}, {@code flush}, {@code nonseekable}) of the word after the {@code int
+   * writepage} that {@link #writepage} reads.
+   */
+  private static boolean flockRelease(FuseFileInfo fi) {
+    return (jnr.ffi.Struct.getMemory(fi).getInt(StructOffsets.offsetOf(fi.direct_io) + 4) & (1 << 4)) != 0;
   }
 
   @Override

@@ -90,6 +90,20 @@ public final class FuseLoop {
     int fuse_chan_fd(Pointer ch);
 
     Pointer fuse_chan_new(Pointer ops, int fd, @size_t long bufsize, Pointer data);
+
+    /** Whether the kernel interrupted the request the calling worker answers (a signal to its caller). */
+    int fuse_interrupted();
+  }
+
+  private static volatile LibFuseLoop loaded;
+
+  /**
+   * Whether the request the calling FUSE worker answers was interrupted by the kernel (its
+   * caller got a signal): a call that waits checks it and gives up with EINTR.
+   */
+  static boolean interrupted() {
+    LibFuseLoop lib = loaded;
+    return lib != null && lib.fuse_interrupted() != 0;
   }
 
   private static LibFuseLoop load() {
@@ -132,6 +146,7 @@ public final class FuseLoop {
       DirectRead.Source reads, AbsentXattrs.Source xattrs, boolean readdirPlus, boolean posixAcl) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
+    loaded = lib;
     List<String> argv = new ArrayList<>(args);
     argv.add(1, "-f");
     PointerByReference mountpoint = new PointerByReference();

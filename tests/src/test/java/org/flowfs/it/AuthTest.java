@@ -243,6 +243,8 @@ class AuthTest {
         () -> new SetxattrReq(fileH, "user.x", new byte[] {1}, 0),
         () -> new GetxattrReq(fileH, "user.x"),
         () -> new ListxattrReq(fileH),
+        () -> new org.flowfs.common.wire.MetaOp.FlockReq(fileH, 1, 1, org.flowfs.common.wire.MetaOp.FlockReq.EXCLUSIVE, false),
+        () -> new org.flowfs.common.wire.MetaOp.LockRenewReq(1),
         MetaStatfsReq::new)));
     for (int i = 0; i < c.ioServers().size(); i++) {
       int server = i;

@@ -30,6 +30,8 @@ final class ProcessDeployment implements Deployment {
   private ServerProcess meta;
   private final List<ServerProcess> io = new ArrayList<>();
   private ServerProcess mount;
+  /** Further mounts of the file system ({@link #mountAt}), each its own process, by mount point. */
+  private final java.util.Map<Path, ServerProcess> others = new java.util.LinkedHashMap<>();
 
   ProcessDeployment(Path root, int ioServers) throws Exception {
     this(root, ioServers, "");
@@ -132,6 +134,19 @@ final class ProcessDeployment implements Deployment {
     return mount;
   }
 
+  /**
+   * Mounts the file system once more at {@code dir} (created if missing), by a {@code flowfs
+   * mount} process of its own, as another node would; {@link #stop} unmounts it too.
+   */
+  ServerProcess mountAt(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    ServerProcess p = ServerProcess.start("mount " + dir.getFileName(), data.resolve("logs"),
+        List.of("mount", "--config", conf.toString(), dir.toString()));
+    others.put(dir, p);
+    p.awaitReady(() -> FuseMount.TYPE.equals(MountTable.typeAt(dir)), 60);
+    return p;
+  }
+
   /** The metadata server's process, then the I/O servers'. */
   List<ServerProcess> servers() {
     List<ServerProcess> all = new ArrayList<>();
@@ -146,9 +161,13 @@ final class ProcessDeployment implements Deployment {
       mount.stop(30);
       mount = null;
     }
-    if (FuseMount.TYPE.equals(MountTable.typeAt(mnt))) {
-      Sh.run(data, "fusermount -u -z '" + mnt + "' || umount -l '" + mnt + "'");
+    others.forEach((dir, p) -> p.stop(30));
+    for (Path m : concat(mnt, others.keySet())) {
+      if (FuseMount.TYPE.equals(MountTable.typeAt(m))) {
+        Sh.run(data, "fusermount -u -z '" + m + "' || umount -l '" + m + "'");
+      }
     }
+    others.clear();
     if (meta != null) {
       meta.stop(20);
       meta = null;
@@ -157,6 +176,12 @@ final class ProcessDeployment implements Deployment {
       p.stop(20);
     }
     io.clear();
+  }
+
+  private static List<Path> concat(Path first, java.util.Collection<Path> rest) {
+    List<Path> all = new ArrayList<>(rest);
+    all.add(0, first);
+    return all;
   }
 
   @Override

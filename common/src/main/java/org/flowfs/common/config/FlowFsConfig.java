@@ -144,7 +144,7 @@ public record FlowFsConfig(
     }
     MetaConfig m = new MetaConfig(java.net.InetSocketAddress.createUnresolved(metaAddress.getHostString(), metaAddress.getPort()),
         meta.dir(), meta.threads(), meta.commitBatch(), meta.precreateBatch(), meta.precreateLowWater(), meta.syncInterval(),
-        meta.dirLeaseTerm(), meta.dirLeaseGrace());
+        meta.dirLeaseTerm(), meta.dirLeaseGrace(), meta.lockTerm());
     return new FlowFsConfig(fs, m, io, this.io, layout, rpc, client, flow, node, effective);
   }
 

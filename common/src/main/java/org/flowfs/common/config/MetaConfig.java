@@ -18,10 +18,15 @@ import java.nio.file.Path;
  *     (other clients' requests there wait at most that long for a holder that went away)
  * @param dirLeaseGrace how long the files an expired lease reserved and did not use wait for
  *     their holder to make them after all (its batch was lost) before their datafiles are removed
+ * @param lockTerm how long the {@code flock} locks a client holds last without word from it (it
+ *     renews them every third of this while it holds any): a client that went away loses its
+ *     locks after this long; also how long a restarted metadata server that had locks granted
+ *     waits for their holders to claim them again before it grants new ones
  */
 public record MetaConfig(
     InetSocketAddress address, Path dir, int threads, int commitBatch, int precreateBatch, int precreateLowWater,
-    java.time.Duration syncInterval, java.time.Duration dirLeaseTerm, java.time.Duration dirLeaseGrace) {
+    java.time.Duration syncInterval, java.time.Duration dirLeaseTerm, java.time.Duration dirLeaseGrace,
+    java.time.Duration lockTerm) {
   static MetaConfig from(ConfigSource s) {
     return new MetaConfig(
         s.address("meta.address", null),
@@ -34,7 +39,9 @@ public record MetaConfig(
         s.duration("meta.dir-lease-term", java.time.Duration.ofSeconds(3), java.time.Duration.ofMillis(100),
             java.time.Duration.ofMinutes(5)),
         s.duration("meta.dir-lease-grace", java.time.Duration.ofMinutes(2), java.time.Duration.ofSeconds(1),
-            java.time.Duration.ofHours(1)));
+            java.time.Duration.ofHours(1)),
+        s.duration("meta.lock-term", java.time.Duration.ofSeconds(15), java.time.Duration.ofSeconds(1),
+            java.time.Duration.ofMinutes(10)));
   }
 
   /** The storage directory, or a config error when this process needs it and it is missing. */

@@ -824,4 +824,41 @@ public sealed interface MetaOp extends Message {
   /** Makes every acknowledged metadata change durable on disk (a client's fsync, fsyncdir). */
   @Wire(123)
   record MetaSyncReq() implements MetaOp, Req<CommonOp.OkResp> {}
+
+  /**
+   * A {@code flock(2)} lock on the file {@code handle}: {@link #SHARED}, {@link #EXCLUSIVE} or
+   * {@link #UNLOCK}, for {@code owner} (the kernel's id of the open file description) on {@code
+   * client} (a random id the client picked at its start). Granted at once or refused with EAGAIN
+   * (the client waits and asks again for a blocking call); converting a lock replaces it. {@code
+   * reclaim}: the client held this lock before the metadata server restarted (only these are
+   * granted while a restarted server waits for its locks' holders, {@code meta.lock-term}). A
+   * client's locks last while it renews them ({@link LockRenewReq}). Locks are the metadata
+   * server's memory: nothing of them is stored, nor held back by directory leases. Answered with
+   * the term the client renews within.
+   */
+  @Wire(124)
+  record FlockReq(Handle handle, long client, long owner, int op, boolean reclaim) implements MetaOp, Req<LockRenewResp> {
+    public static final int SHARED = 1;
+    public static final int EXCLUSIVE = 2;
+    public static final int UNLOCK = 3;
+
+    public FlockReq {
+      Objects.requireNonNull(handle, "handle");
+      if (op < SHARED || op > UNLOCK) {
+        throw new IllegalArgumentException("flock op " + op);
+      }
+    }
+  }
+
+  /**
+   * A client that holds locks says it is alive. {@code known} false: the metadata server holds no
+   * lock of this client (it restarted, or the client was silent for longer than the term), so
+   * the client claims its locks again ({@link FlockReq#reclaim()}). {@code termNanos}: {@code
+   * meta.lock-term}, which the client renews within.
+   */
+  @Wire(125)
+  record LockRenewReq(long client) implements MetaOp, Req<LockRenewResp> {}
+
+  @Wire(126)
+  record LockRenewResp(boolean known, long termNanos) implements MetaOp {}
 }

@@ -1,0 +1,89 @@
+package org.flowfs.meta;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.flowfs.common.Counters;
+import org.flowfs.common.Errno;
+import org.flowfs.common.FsException;
+import org.flowfs.common.Handle;
+import org.flowfs.common.wire.MetaOp.FlockReq;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** flock(2)'s rules between owners of different clients, the term, and the claims after a restart. */
+class FlockTableTest {
+  private static final long TERM = 1_000;
+  private static final Handle F = Handle.of(0, 7);
+  private static final Handle G = Handle.of(0, 8);
+
+  private final Counters counters = new Counters();
+
+  private static FlockReq req(Handle h, long client, long owner, int op) {
+    return new FlockReq(h, client, owner, op, false);
+  }
+
+  private static Errno refused(Runnable r) {
+    return assertThrows(FsException.class, r::run).errno();
+  }
+
+  @Test
+  void sharedWithShared_exclusiveAlone_conversionAndUnlock() {
+    FlockTable t = new FlockTable(TERM, null, counters, 0);
+    t.lock(req(F, 1, 10, FlockReq.SHARED), 0);
+    t.lock(req(F, 2, 10, FlockReq.SHARED), 0); // same owner id, another client: another owner
+    assertEquals(2, t.holders(F));
+    assertEquals(Errno.EAGAIN, refused(() -> t.lock(req(F, 1, 11, FlockReq.EXCLUSIVE), 0)));
+    assertEquals(Errno.EAGAIN, refused(() -> t.lock(req(F, 1, 10, FlockReq.EXCLUSIVE), 0)), "client 2 shares it");
+    t.lock(req(F, 2, 10, FlockReq.UNLOCK), 0);
+    t.lock(req(F, 1, 10, FlockReq.EXCLUSIVE), 0); // converted: the only holder
+    assertEquals(1, t.holders(F));
+    assertEquals(Errno.EAGAIN, refused(() -> t.lock(req(F, 2, 10, FlockReq.SHARED), 0)));
+    t.lock(req(G, 2, 10, FlockReq.EXCLUSIVE), 0); // another file
+    t.lock(req(F, 1, 10, FlockReq.SHARED), 0); // converted back
+    t.lock(req(F, 2, 10, FlockReq.SHARED), 0);
+    t.lock(req(F, 3, 99, FlockReq.UNLOCK), 0); // holds nothing: nothing happens
+    assertEquals(2, t.holders(F));
+    assertEquals(3L, counters.snapshot().get("lock.refused"));
+  }
+
+  @Test
+  void aClientNotHeardFromForATerm_losesItsLocks_othersKeepTheirs() {
+    FlockTable t = new FlockTable(TERM, null, counters, 0);
+    t.lock(req(F, 1, 10, FlockReq.EXCLUSIVE), 0);
+    t.lock(req(G, 2, 10, FlockReq.SHARED), 0);
+    assertTrue(t.renew(2, 900));
+    assertEquals(0, t.expire(TERM));
+    assertEquals(1, t.expire(TERM + 1)); // client 1 was last heard of at 0
+    assertEquals(0, t.holders(F));
+    assertEquals(1, t.holders(G));
+    assertFalse(t.renew(1, TERM + 2), "unknown now: it claims its locks again");
+    t.lock(req(F, 3, 10, FlockReq.EXCLUSIVE), TERM + 2);
+  }
+
+  @Test
+  void afterARestartWithLocksHeld_onlyClaimsAreGranted_forATerm(@TempDir Path dir) {
+    Path marker = dir.resolve(FlockTable.MARKER);
+    FlockTable before = new FlockTable(TERM, marker, counters, 0);
+    assertFalse(before.inGrace(0), "no marker: no locks were held");
+    before.lock(req(F, 1, 10, FlockReq.EXCLUSIVE), 0);
+    assertTrue(Files.exists(marker));
+    // the server stops with the lock held, and starts again
+    FlockTable after = new FlockTable(TERM, marker, counters, 5_000);
+    assertTrue(after.inGrace(5_000));
+    assertEquals(Errno.EAGAIN, refused(() -> after.lock(req(F, 2, 10, FlockReq.EXCLUSIVE), 5_000)));
+    assertEquals(Errno.EAGAIN, refused(() -> after.lock(req(G, 2, 10, FlockReq.SHARED), 5_000)), "not even a free file");
+    after.lock(new FlockReq(F, 1, 10, FlockReq.EXCLUSIVE, true), 5_100); // its holder claims it
+    after.lock(req(G, 2, 10, FlockReq.UNLOCK), 5_100); // an unlock is always fine
+    assertFalse(after.inGrace(5_000 + TERM));
+    assertEquals(Errno.EAGAIN, refused(() -> after.lock(req(F, 2, 10, FlockReq.SHARED), 6_001)));
+    after.lock(req(G, 2, 10, FlockReq.SHARED), 6_001);
+    after.lock(req(F, 1, 10, FlockReq.UNLOCK), 6_002);
+    after.lock(req(G, 2, 10, FlockReq.UNLOCK), 6_002);
+    assertFalse(Files.exists(marker), "no lock held: a restart now grants at once");
+  }
+}
