@@ -1938,6 +1938,7 @@ public final class FileSystemClient implements AutoCloseable {
     if (openFiles.remove(f.id()) == null) {
       return;
     }
+    flocks.released(f.id());
     FileState st = f.state();
     try {
       flush(st);
@@ -1960,16 +1961,16 @@ public final class FileSystemClient implements AutoCloseable {
   // ---- flock ----------------------------------------------------------------------------------
 
   /**
-   * {@code flock(2)} on {@code f} for {@code owner} (the kernel's id of the open file
-   * description): {@code op} {@link FlockReq#SHARED}, {@link FlockReq#EXCLUSIVE} or {@link
+   * {@code flock(2)} on the open regular file {@code open} (its FUSE file handle) for {@code owner}
+   * (the kernel's id of the open file description), released with that open at the latest: {@code op} {@link FlockReq#SHARED}, {@link FlockReq#EXCLUSIVE} or {@link
    * FlockReq#UNLOCK}, held on the metadata server against every client ({@link Flocks}); with
    * {@code wait}, until another owner's lock lets it or {@code interrupted} says so.
    *
    * @throws FsException EAGAIN when another owner's lock conflicts and not {@code wait}; EINTR;
    *     ENOLCK when too many calls wait on this client already
    */
-  public void flock(OpenFile f, long owner, int op, boolean wait, java.util.function.BooleanSupplier interrupted) {
-    flocks.lock(f.state().handle, owner, op, wait, interrupted);
+  public void flock(long open, long owner, int op, boolean wait, java.util.function.BooleanSupplier interrupted) {
+    flocks.lock(open, openFile(open).state().handle, owner, op, wait, interrupted);
   }
 
   // ---- extended attributes --------------------------------------------------------------------

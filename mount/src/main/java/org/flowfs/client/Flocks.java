@@ -53,6 +53,8 @@ final class Flocks implements AutoCloseable {
   private final long client = new SecureRandom().nextLong();
   /** Per file, per owner (the kernel's id of an open file description): SHARED or EXCLUSIVE. */
   private final Map<Handle, Map<Long, Integer>> held = new ConcurrentHashMap<>();
+  /** The locks taken through each open (its FUSE file handle): released with it. */
+  private final Map<Long, Map<Handle, Long>> byOpen = new ConcurrentHashMap<>();
   private final Semaphore waiters = new Semaphore(MAX_WAITERS);
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(new NamedThreads("flowfs-locks"));
@@ -72,8 +74,11 @@ final class Flocks implements AutoCloseable {
    * @throws FsException EAGAIN (not {@code wait}) when another owner's lock conflicts; EINTR
    *     when {@code interrupted} says so while waiting; ENOLCK when too many calls wait already
    */
-  void lock(Handle h, long owner, int op, boolean wait, BooleanSupplier interrupted) {
+  void lock(long open, Handle h, long owner, int op, boolean wait, BooleanSupplier interrupted) {
     FlockReq q = new FlockReq(h, client, owner, op, false);
+    if (op != FlockReq.UNLOCK) {
+      byOpen.computeIfAbsent(open, k -> new ConcurrentHashMap<>()).put(h, owner);
+    }
     if (op == FlockReq.UNLOCK) {
       Map<Long, Integer> mine = held.get(h);
       if (mine == null || !mine.containsKey(owner)) {
@@ -105,6 +110,20 @@ final class Flocks implements AutoCloseable {
     } finally {
       waiters.release();
     }
+  }
+
+  /**
+   * The open {@code open} (a FUSE file handle) is released: the locks taken through it go, as a
+   * flock lock goes with the last close of its open file description (the kernel's RELEASE of an
+   * open that called flock says so too, {@code flock_release}; the open is what this client
+   * knows it by).
+   */
+  void released(long open) {
+    Map<Handle, Long> taken = byOpen.remove(open);
+    if (taken == null) {
+      return;
+    }
+    taken.forEach((h, owner) -> lock(open, h, owner, FlockReq.UNLOCK, false, () -> false));
   }
 
   /** Asks once; true when granted, false when refused and {@code wait}. */
@@ -178,6 +197,7 @@ final class Flocks implements AutoCloseable {
   @Override
   public void close() {
     timer.shutdownNow();
+    byOpen.clear();
     for (Map.Entry<Handle, Map<Long, Integer>> f : held.entrySet()) {
       for (Long owner : f.getValue().keySet()) {
         try {

@@ -354,9 +354,10 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
   private static final int LOCK_UN = 8;
 
   /**
-   * {@code flock(2)}, held against every client of the file system on the metadata server; the
-   * kernel unlocks at the last close of the open file description ({@code flock_release}).
-   * fcntl's POSIX locks stay the kernel's, local to this mount.
+   * {@code flock(2)} on an open regular file, held against every client of the file system on
+   * the metadata server; released at the latest with the open (the last close of the open file
+   * description). The kernel keeps a directory's flock locks itself, local to this mount, as it
+   * keeps fcntl's POSIX locks.
    */
   @Override
   public int flock(String path, FuseFileInfo fi, int op) {
@@ -367,7 +368,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
       return -Errno.EINVAL.code();
     }
     return ops.call("flock", path, () -> {
-      fs.flock(file(fi), owner, kind, (op & LOCK_NB) == 0, FuseLoop::interrupted);
+      fs.flock(fi.fh.get(), owner, kind, (op & LOCK_NB) == 0, FuseLoop::interrupted);
       return 0;
     });
   }
@@ -428,28 +429,10 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
 
   @Override
   public int release(String path, FuseFileInfo fi) {
-    boolean unlock = flockRelease(fi);
-    long owner = fi.lock_owner.get();
     return ops.call("release", path, () -> {
-      OpenFile f = file(fi);
-      try {
-        if (unlock) { // the last close of an open file description that called flock: libfuse 2 leaves it here
-          fs.flock(f, owner, FlockReq.UNLOCK, false, () -> false);
-        }
-      } finally {
-        fs.release(f);
-      }
+      fs.release(file(fi)); // and the flock locks taken through it
       return 0;
     });
-  }
-
-  /**
-   * libfuse 2's {@code fuse_file_info.flock_release}: the fifth bit (after {@code direct_io},
-   * {@code keep_cache}, {@code flush}, {@code nonseekable}) of the word after the {@code int
-   * writepage} that {@link #writepage} reads.
-   */
-  private static boolean flockRelease(FuseFileInfo fi) {
-    return (jnr.ffi.Struct.getMemory(fi).getInt(StructOffsets.offsetOf(fi.direct_io) + 4) & (1 << 4)) != 0;
   }
 
   @Override
