@@ -55,6 +55,8 @@ final class Flocks implements AutoCloseable {
   private final Map<Handle, Map<Long, Integer>> held = new ConcurrentHashMap<>();
   /** The locks taken through each open (its FUSE file handle): released with it. */
   private final Map<Long, Map<Handle, Long>> byOpen = new ConcurrentHashMap<>();
+  /** Locks of opens released while the metadata server did not answer: released at a renewal. */
+  private final java.util.Set<Map.Entry<Handle, Long>> unlocking = ConcurrentHashMap.newKeySet();
   private final Semaphore waiters = new Semaphore(MAX_WAITERS);
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(new NamedThreads("flowfs-locks"));
@@ -76,18 +78,11 @@ final class Flocks implements AutoCloseable {
    */
   void lock(long open, Handle h, long owner, int op, boolean wait, BooleanSupplier interrupted) {
     FlockReq q = new FlockReq(h, client, owner, op, false);
-    if (op != FlockReq.UNLOCK) {
-      byOpen.computeIfAbsent(open, k -> new ConcurrentHashMap<>()).put(h, owner);
-    }
     if (op == FlockReq.UNLOCK) {
-      Map<Long, Integer> mine = held.get(h);
-      if (mine == null || !mine.containsKey(owner)) {
-        return; // the kernel releases every open that called flock once: none held, nothing to say
-      }
-      meta.call(q);
-      forget(h, owner);
+      unlock(h, owner);
       return;
     }
+    byOpen.computeIfAbsent(open, k -> new ConcurrentHashMap<>()).put(h, owner);
     if (tryLock(q, wait)) {
       return;
     }
@@ -123,7 +118,24 @@ final class Flocks implements AutoCloseable {
     if (taken == null) {
       return;
     }
-    taken.forEach((h, owner) -> lock(open, h, owner, FlockReq.UNLOCK, false, () -> false));
+    taken.forEach((h, owner) -> {
+      try {
+        unlock(h, owner);
+      } catch (RuntimeException e) {
+        // still held here, so still renewed: the next renewal tries again
+        unlocking.add(Map.entry(h, owner));
+        LOG.warn("could not release a flock lock on {} at its close (tried again with the renewals): {}", h, e.toString());
+      }
+    });
+  }
+
+  private void unlock(Handle h, long owner) {
+    Map<Long, Integer> mine = held.get(h);
+    if (mine == null || !mine.containsKey(owner)) {
+      return; // unlocked already (a release after LOCK_UN), or never held
+    }
+    meta.call(new FlockReq(h, client, owner, FlockReq.UNLOCK, false));
+    forget(h, owner);
   }
 
   /** Asks once; true when granted, false when refused and {@code wait}. */
@@ -163,6 +175,14 @@ final class Flocks implements AutoCloseable {
         return;
       }
     }
+    for (Map.Entry<Handle, Long> u : unlocking) {
+      try {
+        unlock(u.getKey(), u.getValue());
+        unlocking.remove(u);
+      } catch (RuntimeException e) {
+        LOG.debug("releasing a flock lock on {} once more: {}", u.getKey(), e.toString());
+      }
+    }
     try {
       LockRenewResp r = meta.call(new LockRenewReq(client));
       termNanos = r.termNanos();
@@ -180,6 +200,9 @@ final class Flocks implements AutoCloseable {
   private void reclaim() {
     for (Map.Entry<Handle, Map<Long, Integer>> f : held.entrySet()) {
       for (Map.Entry<Long, Integer> o : f.getValue().entrySet()) {
+        if (unlocking.contains(Map.entry(f.getKey(), o.getKey()))) {
+          continue; // its open is closed: not to be claimed again
+        }
         try {
           meta.call(new FlockReq(f.getKey(), client, o.getKey(), o.getValue(), true));
           counters.increment("lock.reclaimed");
