@@ -1962,9 +1962,10 @@ public final class FileSystemClient implements AutoCloseable {
 
   /**
    * {@code flock(2)} on the open regular file {@code open} (its FUSE file handle) for {@code owner}
-   * (the kernel's id of the open file description), released with that open at the latest: {@code op} {@link FlockReq#SHARED}, {@link FlockReq#EXCLUSIVE} or {@link
-   * FlockReq#UNLOCK}, held on the metadata server against every client ({@link Flocks}); with
-   * {@code wait}, until another owner's lock lets it or {@code interrupted} says so.
+   * (the kernel's id of the open file description): {@code op} {@link FlockReq#SHARED}, {@link
+   * FlockReq#EXCLUSIVE} or {@link FlockReq#UNLOCK}, held on the metadata server against every
+   * client ({@link Flocks}) and released with that open at the latest; with {@code wait}, until
+   * another owner's lock lets it or {@code interrupted} says so.
    *
    * @throws FsException EAGAIN when another owner's lock conflicts and not {@code wait}; EINTR;
    *     ENOLCK when too many calls wait on this client already

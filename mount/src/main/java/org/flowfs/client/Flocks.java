@@ -77,11 +77,11 @@ final class Flocks implements AutoCloseable {
    *     when {@code interrupted} says so while waiting; ENOLCK when too many calls wait already
    */
   void lock(long open, Handle h, long owner, int op, boolean wait, BooleanSupplier interrupted) {
-    FlockReq q = new FlockReq(h, client, owner, op, false);
     if (op == FlockReq.UNLOCK) {
       unlock(h, owner);
       return;
     }
+    FlockReq q = new FlockReq(h, client, owner, op, false);
     byOpen.computeIfAbsent(open, k -> new ConcurrentHashMap<>()).put(h, owner);
     if (tryLock(q, wait)) {
       return;
