@@ -69,6 +69,7 @@ import org.flowfs.common.wire.MetaOp.SetattrReq;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
 import org.flowfs.common.wire.MetaOp.FlockReq;
 import org.flowfs.common.wire.MetaOp.LockRenewReq;
+import org.flowfs.common.wire.MetaOp.RecordLockReq;
 import org.flowfs.common.wire.MetaOp.LockRenewResp;
 import org.flowfs.common.wire.MetaOp.SymlinkReq;
 import org.flowfs.common.wire.MetaOp.XattrNamesResp;
@@ -99,7 +100,7 @@ public final class MetaServer implements AutoCloseable {
   private final ScheduledExecutorService leaseTimer;
   private final DirLeases leases;
   private final DirLeaseOps leaseOps;
-  private final FlockTable flocks;
+  private final LockTable locks;
   private final RpcServer rpc;
 
   private MetaServer(FlowFsConfig config, NetRuntime net, DirLock lock, MetadataStore store, Duration leaseTerm,
@@ -116,14 +117,14 @@ public final class MetaServer implements AutoCloseable {
     this.leaseOps = new DirLeaseOps(store, layouts, reaper, counters, leaseTerm, grace,
         (delayNs, task) -> leaseTimer.schedule(task, delayNs, TimeUnit.NANOSECONDS), readers);
     this.leases = leaseOps.leases();
-    this.flocks = new FlockTable(config.meta().lockTerm().toNanos(), config.meta().requireDir().resolve(FlockTable.MARKER),
+    this.locks = new LockTable(config.meta().lockTerm().toNanos(), config.meta().requireDir().resolve(LockTable.MARKER),
         counters, System.nanoTime());
-    if (flocks.inGrace(System.nanoTime())) {
+    if (locks.inGrace(System.nanoTime())) {
       LOG.info("locks were held when the metadata server stopped: for {} only their holders' claims are granted",
           config.meta().lockTerm());
     }
-    long tick = Math.max(flocks.termNanos() / 4, TimeUnit.MILLISECONDS.toNanos(100));
-    leaseTimer.scheduleWithFixedDelay(() -> flocks.expire(System.nanoTime()), tick, tick, TimeUnit.NANOSECONDS);
+    long tick = Math.max(locks.termNanos() / 4, TimeUnit.MILLISECONDS.toNanos(100));
+    leaseTimer.scheduleWithFixedDelay(() -> locks.expire(System.nanoTime()), tick, tick, TimeUnit.NANOSECONDS);
     this.rpc = new RpcServer("metaserver", net, config.meta().address(), ops(), config.rpc(), MessageRegistry.DEFAULT, counters);
   }
 
@@ -269,13 +270,14 @@ public final class MetaServer implements AutoCloseable {
     t.async(OpenReq.class, Access.READ_ONLY, (q, ctx) -> q.headLength() <= OPEN_ON_LOOP
         ? CompletableFuture.completedFuture(openResp(store.open(q.handle(), q.headLength())))
         : CompletableFuture.supplyAsync(() -> openResp(store.open(q.handle(), q.headLength())), readers));
-    // flock locks: the metadata server's memory, on the event loop
+    // flock and record locks: the metadata server's memory, on the event loop
     t.async(FlockReq.class, Access.MODIFY, (q, ctx) -> {
-      flocks.lock(q, System.nanoTime());
-      return CompletableFuture.completedFuture(new LockRenewResp(true, flocks.termNanos()));
+      locks.lock(q, System.nanoTime());
+      return CompletableFuture.completedFuture(new LockRenewResp(true, locks.termNanos()));
     });
+    t.async(RecordLockReq.class, Access.MODIFY, (q, ctx) -> CompletableFuture.completedFuture(locks.lock(q, System.nanoTime())));
     t.async(LockRenewReq.class, Access.MODIFY, (q, ctx) -> CompletableFuture.completedFuture(
-        new LockRenewResp(flocks.renew(q.client(), System.nanoTime()), flocks.termNanos())));
+        new LockRenewResp(locks.renew(q.client(), System.nanoTime()), locks.termNanos())));
     fsckOps(t);
     return leaseOps.guard(t);
   }

@@ -501,6 +501,23 @@ final class FileState {
     unrecorded = true;
   }
 
+  /**
+   * A record lock on the file was granted: another client may have changed it under its own lock
+   * since; it is at least as long as the metadata server's {@code fresh} attributes say (never
+   * shorter, as at an open: two processes here may take locks at once, and the answer to the
+   * first may arrive last), and nothing read ahead is kept. Returns the new size if the file grew,
+   * else -1.
+   */
+  synchronized long revalidated(Attr fresh) {
+    long before = size;
+    size = Math.max(size, fresh.size());
+    if (!unrecorded) {
+      mtimeNs = Math.max(mtimeNs, fresh.mtimeNs());
+    }
+    reads.invalidate();
+    return size > before ? size : -1;
+  }
+
   /** Forgets what was read ahead or around: the file's bytes changed under it. */
   synchronized void dropReads() {
     reads.invalidate();

@@ -150,7 +150,7 @@ public final class FileSystemClient implements AutoCloseable {
   private final Map<Handle, FileState> states = new ConcurrentHashMap<>();
   /** Leases on directories this client made: small files created here, sent in batches. */
   private final DirLeases leases;
-  private final Flocks flocks;
+  private final Locks locks;
   private final Map<Long, OpenFile> openFiles = new ConcurrentHashMap<>();
   private final Map<Long, DirStream> openDirs = new ConcurrentHashMap<>();
   private final AtomicLong ids = new AtomicLong();
@@ -172,7 +172,7 @@ public final class FileSystemClient implements AutoCloseable {
         BufferedFlowProtocol.singleBuffer(fc.bufferSize())));
     this.flowPath = new FlowDataPath(peers, flows, fc, fc.protocol(), counters);
     this.leases = new DirLeases(new LeaseHost(), config.client().dirLeaseFiles(), timeout, counters);
-    this.flocks = new Flocks(this::meta, counters);
+    this.locks = new Locks(this::meta, counters);
     this.readdirAhead = new ReaddirAhead(config.client().entryTimeout(), config.client().readdirAhead(), timeout,
         dir -> peers.meta().call(new ReaddirReq(dir, null, READDIR_PAGE, true)), leases::idle, counters);
   }
@@ -1938,7 +1938,7 @@ public final class FileSystemClient implements AutoCloseable {
     if (openFiles.remove(f.id()) == null) {
       return;
     }
-    flocks.released(f.id());
+    locks.released(f.id());
     FileState st = f.state();
     try {
       flush(st);
@@ -1958,20 +1958,59 @@ public final class FileSystemClient implements AutoCloseable {
     }
   }
 
-  // ---- flock ----------------------------------------------------------------------------------
+  // ---- flock and record locks -----------------------------------------------------------------
 
   /**
    * {@code flock(2)} on the open regular file {@code open} (its FUSE file handle) for {@code owner}
    * (the kernel's id of the open file description): {@code op} {@link FlockReq#SHARED}, {@link
    * FlockReq#EXCLUSIVE} or {@link FlockReq#UNLOCK}, held on the metadata server against every
-   * client ({@link Flocks}) and released with that open at the latest; with {@code wait}, until
+   * client ({@link Locks}) and released with that open at the latest; with {@code wait}, until
    * another owner's lock lets it or {@code interrupted} says so.
    *
    * @throws FsException EAGAIN when another owner's lock conflicts and not {@code wait}; EINTR;
    *     ENOLCK when too many calls wait on this client already
    */
   public void flock(long open, long owner, int op, boolean wait, java.util.function.BooleanSupplier interrupted) {
-    flocks.lock(open, openFile(open).state().handle, owner, op, wait, interrupted);
+    locks.lock(open, openFile(open).state().handle, owner, op, wait, interrupted);
+  }
+
+  /**
+   * A POSIX record lock ({@code fcntl(2)}'s {@code F_SETLK}/{@code F_SETLKW}) on bytes {@code
+   * [start, end]} of the open regular file {@code open} for {@code owner} (the kernel's lock
+   * owner) and process {@code pid}: {@code type} {@link org.flowfs.common.RecordLocks#READ},
+   * {@code WRITE} or {@code UNLOCK}, held on the metadata server against every client ({@link
+   * Locks}); released by the owner's unlock (at any of its closes of the file) or with that open.
+   * A grant revalidates the file (its size, and no bytes read ahead are kept), and an unlock pushes
+   * the file's buffered writes first: coherence at lock boundaries, as NFS gives. Returns, for a
+   * grant, the file's size when it grew past what this client knew (the kernel's size of it must
+   * grow too), else -1. Errors as {@link #flock}.
+   */
+  public long recordLock(long open, long owner, int type, long start, long end, int pid, boolean wait,
+      java.util.function.BooleanSupplier interrupted) {
+    FileState st = openFile(open).state();
+    if (type == org.flowfs.common.RecordLocks.UNLOCK) {
+      if (locks.holdsRecord(st.handle, owner)) {
+        flush(st); // what was written under the lock is out before another can take it
+      }
+      locks.recordLock(open, st.handle, owner, type, start, end, pid, wait, interrupted);
+      return -1;
+    }
+    locks.recordLock(open, st.handle, owner, type, start, end, pid, wait, interrupted);
+    return st.revalidated(fresh(st.handle)); // and what another client wrote under its lock shows here
+  }
+
+  /**
+   * {@code F_GETLK}: the first record lock of another owner, on any client, that a lock of {@code
+   * type} on bytes {@code [start, end]} of the open file {@code open} by {@code owner} would wait
+   * for; type {@code UNLOCK} when none would.
+   */
+  public MetaOp.RecordLockResp testRecordLock(long open, long owner, int type, long start, long end) {
+    return locks.testRecordLock(openFile(open).state().handle, owner, type, start, end);
+  }
+
+  /** Whether this client holds a record lock on any file (then every close of a file must reach it). */
+  public boolean holdsRecordLocks() {
+    return locks.holdsRecordLocks();
   }
 
   // ---- extended attributes --------------------------------------------------------------------
@@ -2153,7 +2192,7 @@ public final class FileSystemClient implements AutoCloseable {
       }
     }
     leases.close(); // every file made under a lease goes to the metadata server
-    flocks.close(); // other clients need not wait for the server to drop this one's locks
+    locks.close(); // other clients need not wait for the server to drop this one's locks
     sender.shutdown(); // what it was given is set up: every file was flushed above
     flows.close();
     peers.close();

@@ -15,12 +15,15 @@ import org.flowfs.common.Attr;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
+import org.flowfs.common.RecordLocks;
+import org.flowfs.common.wire.MetaOp;
 import org.flowfs.common.wire.MetaOp.Dirent;
 import org.flowfs.common.wire.MetaOp.FlockReq;
 import org.flowfs.common.wire.MetaOp.SetxattrReq;
 import ru.serce.jnrfuse.FuseFillDir;
 import ru.serce.jnrfuse.FuseStubFS;
 import ru.serce.jnrfuse.struct.FileStat;
+import ru.serce.jnrfuse.struct.Flock;
 import ru.serce.jnrfuse.struct.FuseContext;
 import ru.serce.jnrfuse.struct.FuseFileInfo;
 import ru.serce.jnrfuse.struct.Statvfs;
@@ -45,6 +48,8 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
   private volatile Runnable onUnmount = () -> {};
   /** Where reads put the pages they read around (null until the loop starts, and for no read-around). */
   private volatile PageStore pages;
+  /** The kernel's page cache, to store into (null until the loop starts). */
+  private volatile PageStore kernelPages;
   /** Drops the kernel's cached attributes (null until the loop starts). */
   private volatile KernelAttrs kernelAttrs;
   /** Stores a small file's bytes at its open (null until the loop starts). */
@@ -75,6 +80,7 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
   void started(PageStore p, KernelAttrs attrs, OpenStore opens, AbsentXattrs xattrs) {
     this.absentXattrs = xattrs;
     this.pages = fs.config().client().readAround() > 0 ? p : null;
+    this.kernelPages = p;
     this.opens = fs.config().client().openStore() ? opens : null;
     this.kernelAttrs = attrs;
     this.links = attrs == null ? null : new LinkNodes(attrs);
@@ -373,6 +379,99 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
     });
   }
 
+  /** fcntl(2)'s commands and lock types as libfuse hands them on (Linux, 64-bit offsets). */
+  private static final int F_GETLK = 5;
+  private static final int F_SETLK = 6;
+  private static final int F_SETLKW = 7;
+  private static final short F_RDLCK = 0;
+  private static final short F_WRLCK = 1;
+  private static final short F_UNLCK = 2;
+
+  /**
+   * {@code fcntl(2)}'s POSIX record locks (and open file description locks) on an open regular
+   * file, held against every client on the metadata server. As NFS does, taking a lock drops the
+   * kernel's cached pages of the file, and releasing one first pushes this client's buffered
+   * writes of it ({@link FileSystemClient#recordLock}), so that processes on several machines that
+   * read-modify-write under locks see each other's bytes. libfuse's own table answers an
+   * {@code F_GETLK} that another owner on this mount refuses; libfuse unlocks the owner's locks at
+   * each FLUSH (a close) through here too, which costs nothing when it holds none.
+   */
+  @Override
+  public int lock(String path, FuseFileInfo fi, int cmd, Flock lock) {
+    long owner = fi.lock_owner.get();
+    int type = switch (lock.l_type.get()) {
+      case F_RDLCK -> RecordLocks.READ;
+      case F_WRLCK -> RecordLocks.WRITE;
+      case F_UNLCK -> RecordLocks.UNLOCK;
+      default -> 0;
+    };
+    long start = lock.l_start.get();
+    long len = lock.l_len.get();
+    if (type == 0 || start < 0 || len < 0 || (len > 0 && start + len - 1 < start)) {
+      return -Errno.EINVAL.code();
+    }
+    long end = len == 0 ? RecordLocks.EOF : start + len - 1;
+    long fh = fi.fh.get();
+    return ops.call("lock", path, () -> {
+      switch (cmd) {
+        case F_GETLK -> {
+          MetaOp.RecordLockResp r = fs.testRecordLock(fh, owner, type, start, end);
+          lock.l_whence.set(0);
+          if (r.type() == RecordLocks.UNLOCK) {
+            lock.l_type.set(F_UNLCK);
+          } else {
+            lock.l_type.set(r.type() == RecordLocks.WRITE ? F_WRLCK : F_RDLCK);
+            lock.l_start.set(r.start());
+            lock.l_len.set(r.end() == RecordLocks.EOF ? 0 : r.end() - r.start() + 1);
+            lock.l_pid.set(r.pid());
+          }
+        }
+        case F_SETLK, F_SETLKW -> {
+          int pid = (int) (lock.l_pid.get() != 0 ? lock.l_pid.get() : getContext().pid.get());
+          long grew = fs.recordLock(fh, owner, type, start, end, pid, cmd == F_SETLKW, FuseLoop::interrupted);
+          if (type != RecordLocks.UNLOCK) {
+            revalidate(KernelRequest.current().node(), fh, grew);
+          }
+        }
+        default -> throw new FsException(Errno.EINVAL, "fcntl lock command " + cmd);
+      }
+      return 0;
+    });
+  }
+
+  /**
+   * After a record lock on kernel node {@code node} (open {@code fh}) was granted: drops the
+   * kernel's cached pages and attributes of the file, so that what another client wrote under its
+   * lock is read; and when the file grew ({@code grew}, its size, else -1), stores its last page
+   * into the kernel's cache, which is how the kernel learns the new size at once. (The kernel
+   * asks for the attributes at the next read past the size it knows, but throws the answer away
+   * when a write through this mount to the file crossed it, and the read then ends early: bytes a
+   * read-modify-write would turn into zeros.) One at a time on this mount: a drop after a store
+   * cannot leave that store's page, fetched before the drop's lock was granted, in the cache.
+   */
+  private synchronized void revalidate(long node, long fh, long grew) {
+    KernelAttrs k = kernelAttrs;
+    if (k == null || node == 0) {
+      return;
+    }
+    k.dropPages(node);
+    PageStore p = kernelPages;
+    if (grew <= 0 || p == null) {
+      return;
+    }
+    long from = (grew - 1) & -PAGE;
+    ByteBuf tail = fs.readViews(fs.openFile(fh), from, (int) (grew - from), null);
+    try {
+      if (tail.readableBytes() == grew - from) {
+        p.storeNow(node, from, tail);
+      }
+    } finally {
+      tail.release();
+    }
+  }
+
+  private static final long PAGE = 4096;
+
   @Override
   public int create(String path, long mode, FuseFileInfo fi) {
     Caller c = caller();
@@ -384,17 +483,25 @@ final class FlowFuse extends FuseStubFS implements DirectRead.Source, AbsentXatt
 
   @Override
   public int read(String path, Pointer buf, long size, long offset, FuseFileInfo fi) {
-    PageStore p = pages;
-    PageSink sink = p == null ? null : p.forThisRead();
+    PageSink sink = readAround();
     return ops.call("read", path, () -> fs.read(file(fi), offset, (int) size, wrap(buf, size).clear(), sink));
   }
 
   /** A READ answered by {@link DirectRead}: as {@link #read}, the bytes handed over, not copied. */
   @Override
   public ByteBuf readForKernel(long fh, long offset, int size) {
-    PageStore p = pages;
-    PageSink sink = p == null ? null : p.forThisRead();
+    PageSink sink = readAround();
     return fs.readViews(fs.openFile(fh), offset, size, sink);
+  }
+
+  /**
+   * Where this read puts the pages it reads around, or null for none: none while this mount holds
+   * record locks, since such pages, stored into the kernel's cache after a lock dropped it, could
+   * hold bytes another client changes under its lock meanwhile.
+   */
+  private PageSink readAround() {
+    PageStore p = pages;
+    return p == null || fs.holdsRecordLocks() ? null : p.forThisRead();
   }
 
   @Override

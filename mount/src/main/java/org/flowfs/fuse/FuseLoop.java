@@ -129,7 +129,7 @@ public final class FuseLoop {
    * exceptionally if mounting failed.
    */
   public static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice) {
-    return start(ops, args, threads, nice, null, null, null, null, false, false);
+    return start(ops, args, threads, nice, null, null, null, null, false, false, () -> false);
   }
 
   /**
@@ -139,11 +139,14 @@ public final class FuseLoop {
    * from it rather than by libfuse; with an {@code xattrs} source, GETXATTRs of names a file is
    * known not to have by {@link AbsentXattrs}; with {@code readdirPlus}, the kernel is offered
    * READDIRPLUS, answered by {@link ReaddirPlus}; with {@code posixAcl}, the kernel enforces POSIX
-   * ACLs and leaves the umask to the file system ({@link InitChannel}).
+   * ACLs and leaves the umask to the file system ({@link InitChannel}); while {@code recordLocks}
+   * says the file system holds POSIX record locks, every close of a file sends a FLUSH ({@link
+   * NoFlushChannel}).
    */
   static CompletableFuture<Integer> start(FuseOperations ops, List<String> args, int threads, int nice,
       org.flowfs.common.Counters counters, Started onStart,
-      DirectRead.Source reads, AbsentXattrs.Source xattrs, boolean readdirPlus, boolean posixAcl) {
+      DirectRead.Source reads, AbsentXattrs.Source xattrs, boolean readdirPlus, boolean posixAcl,
+      java.util.function.BooleanSupplier recordLocks) {
     CompletableFuture<Integer> done = new CompletableFuture<>();
     LibFuseLoop lib = load();
     loaded = lib;
@@ -164,7 +167,7 @@ public final class FuseLoop {
     InitChannel init = new InitChannel(lib, rt, lib.fuse_chan_fd(ch), bufsize, readdirPlus, posixAcl);
     StaleNodes stale = counters == null ? null
         : new StaleNodes(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize, counters);
-    NoFlushChannel reading = new NoFlushChannel(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize, stale);
+    NoFlushChannel reading = new NoFlushChannel(lib, rt, init.libc(), lib.fuse_chan_fd(ch), bufsize, stale, recordLocks);
     KernelAttrs attrs = new KernelAttrs(init.libc(), rt, lib.fuse_chan_fd(ch));
     SetidKill kill = new SetidKill(attrs);
     PageStore pages = onStart == null ? null : new PageStore(init.libc(), rt, lib.fuse_chan_fd(ch), counters);

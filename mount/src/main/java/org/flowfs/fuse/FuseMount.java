@@ -104,7 +104,7 @@ public final class FuseMount implements AutoCloseable {
     args.add(mp.toString());
     int nice = client.config().client().fuseNice();
     FuseLoop.start(fuse.operations(), args, FUSE_THREADS, nice, client.counters(), fuse::started, fuse, fuse,
-        client.config().client().readdirPlus(), client.config().client().posixAcl()).whenComplete((v, e) -> {
+        client.config().client().readdirPlus(), client.config().client().posixAcl(), client::holdsRecordLocks).whenComplete((v, e) -> {
       if (e != null) {
         m.loop.completeExceptionally(e);
       } else {

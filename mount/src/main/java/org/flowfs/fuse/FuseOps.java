@@ -37,7 +37,7 @@ final class FuseOps {
     }
     long dt = System.nanoTime() - t0;
     counted(op, err);
-    if (dt > SLOW_NANOS && !op.equals("flock")) { // a blocking flock waits for another's lock
+    if (dt > SLOW_NANOS && !op.equals("flock") && !op.equals("lock")) { // a blocking lock waits for another's
       ACCESS.warn("{}({}): {} {} ms (slow)", op, subject, err == Errno.OK ? rc : err.name(), dt / 1_000_000);
     } else if (ACCESS.isDebugEnabled()) {
       ACCESS.debug("{}({}): {} {} ms", op, subject, err == Errno.OK ? rc : err.name(), String.format("%.3f", dt / 1e6));

@@ -44,6 +44,18 @@ final class KernelAttrs {
 
   /** Drops the kernel's attributes of {@code node}. */
   void drop(long node) {
+    notify(node, -1); // offset < 0: attributes only
+  }
+
+  /**
+   * Drops the kernel's attributes and cached pages of {@code node}: another client may have
+   * written it (a POSIX lock was just granted; the pages are read again from the mount).
+   */
+  void dropPages(long node) {
+    notify(node, 0); // from offset 0, length 0: to the end
+  }
+
+  private void notify(long node, long offset) {
     Pointer out = OUT.get();
     if (out == null) {
       out = Memory.allocateDirect(rt, LENGTH, true);
@@ -51,7 +63,7 @@ final class KernelAttrs {
     }
     FuseWire.notifyHeader(out, LENGTH, FuseWire.NOTIFY_INVAL_INODE);
     out.putLong(16, node);
-    out.putLong(24, -1); // offset < 0: attributes only
+    out.putLong(24, offset);
     out.putLong(32, 0);
     if (libc.write(fd, out, LENGTH) < 0) { // the kernel forgot the node: nothing to drop
       LOG.debug("dropping the attributes of node {} failed: errno {}", node, rt.getLastError());

@@ -10,9 +10,12 @@ import jnr.ffi.Runtime;
  * has nothing to push out (a flush pushes this client's buffered writes, which only a writable
  * open makes, and those go at that open's own close), and the FLUSH was a round trip through the
  * kernel and a FUSE worker inside every {@code close(2)} of a file read ({@code cat}, {@code diff
- * -r}, a compiler's headers). The mount has no POSIX lock operations (the kernel keeps locks
- * locally), so no lock waits on the FLUSH either. An open that truncates, or may write, is answered
- * on libfuse's own channel as before.
+ * -r}, a compiler's headers). But the kernel releases a process's POSIX record locks on a file at
+ * any of its closes of it only through that FLUSH (libfuse then unlocks them, {@code
+ * FlowFuse#lock}): so while the mount holds record locks the bit is left off, and every close
+ * flushes (a read-only open made before the first lock and closed while it is held still sends
+ * none; its owner's locks go at the latest with the open they were taken through). An open that
+ * truncates, or may write, is answered on libfuse's own channel as before.
  */
 final class NoFlushChannel {
   /** fuse_kernel.h: no FLUSH at the close of the file. */
@@ -29,13 +32,17 @@ final class NoFlushChannel {
 
   private final SendChannel channel;
   private final StaleNodes stale;
+  private final java.util.function.BooleanSupplier recordLocks;
 
   /**
    * A channel on {@code fd} (/dev/fuse) with libfuse's buffer size {@code bufsize}; its failures
-   * go by {@code stale} (null: as libfuse gave them).
+   * go by {@code stale} (null: as libfuse gave them); while {@code recordLocks} says record locks
+   * are held, it answers as libfuse does.
    */
-  NoFlushChannel(FuseLoop.LibFuseLoop lib, Runtime rt, InitChannel.LibC libc, int fd, long bufsize, StaleNodes stale) {
+  NoFlushChannel(FuseLoop.LibFuseLoop lib, Runtime rt, InitChannel.LibC libc, int fd, long bufsize, StaleNodes stale,
+      java.util.function.BooleanSupplier recordLocks) {
     this.stale = stale;
+    this.recordLocks = recordLocks;
     this.channel = SendChannel.amending(lib, rt, libc, fd, bufsize, this::answer);
   }
 
@@ -61,7 +68,8 @@ final class NoFlushChannel {
     if (count >= 2 && iov.getLong(IOV + 8) >= OUT_OPEN_FLAGS + 4) {
       Pointer out = iov.getPointer(IOV);
       int keep = OpenStore.keepsPages() ? OpenStore.FOPEN_KEEP_CACHE : 0;
-      out.putInt(OUT_OPEN_FLAGS, out.getInt(OUT_OPEN_FLAGS) | FOPEN_NOFLUSH | keep);
+      int noFlush = recordLocks.getAsBoolean() ? 0 : FOPEN_NOFLUSH;
+      out.putInt(OUT_OPEN_FLAGS, out.getInt(OUT_OPEN_FLAGS) | noFlush | keep);
     } else if (stale != null) {
       stale.answer(iov, count);
     }

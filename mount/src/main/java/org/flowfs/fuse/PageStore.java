@@ -40,6 +40,8 @@ final class PageStore {
   }
 
   private final Kernel kernel;
+  /** For {@link #storeNow}: a kernel of its own (a device's buffers are one thread's). */
+  private final Kernel now;
   private final Counters counters;
   private final LinkedBlockingQueue<Job> queue = new LinkedBlockingQueue<>();
   /** Bytes of the stores in {@link #queue}. */
@@ -49,12 +51,17 @@ final class PageStore {
 
   /** Stores with FUSE_NOTIFY_STORE written to the FUSE device {@code fd}. */
   PageStore(InitChannel.LibC libc, Runtime rt, int fd, Counters counters) {
-    this(new Device(libc, rt, fd), counters);
+    this(new Device(libc, rt, fd), new Device(libc, rt, fd), counters);
   }
 
   /** Stores through {@code kernel} (tests hand one of their own). */
   PageStore(Kernel kernel, Counters counters) {
+    this(kernel, kernel, counters);
+  }
+
+  private PageStore(Kernel kernel, Kernel now, Counters counters) {
     this.kernel = kernel;
+    this.now = now;
     this.counters = counters;
     this.thread = new Thread(org.flowfs.common.NamedThreads.confined(this::run), "fuse-store");
     thread.setDaemon(true);
@@ -84,6 +91,16 @@ final class PageStore {
         drain();
       }
     };
+  }
+
+  /**
+   * Stores {@code data} at {@code offset} of node {@code node} at once, on the calling thread:
+   * for a FUSE thread that must have the kernel take the bytes (and the size they end at) before
+   * it answers; only where no page of the range can be locked waiting for this thread. False if
+   * the kernel refused it.
+   */
+  synchronized boolean storeNow(long node, long offset, ByteBuf data) {
+    return now.store(node, offset, data);
   }
 
   /** Stops storing; what is queued is dropped (its files' states cancel it at their next open or close). */

@@ -851,6 +851,36 @@ public sealed interface MetaOp extends Message {
   }
 
   /**
+   * A POSIX record lock ({@code fcntl(2)}'s {@code F_SETLK}, {@code F_SETLKW}, {@code F_GETLK}) on
+   * bytes {@code [start, end]} of the file {@code handle} ({@code end} {@link
+   * org.flowfs.common.RecordLocks#EOF}: to the end of the file), for {@code owner} (the kernel's
+   * lock owner: a process, or an open file description's OFD lock) on {@code client}: {@code type}
+   * {@link org.flowfs.common.RecordLocks#READ}, {@code WRITE} or {@code UNLOCK}, which replaces
+   * what the owner held in the range ({@link org.flowfs.common.RecordLocks#apply}). Granted at once
+   * (answered {@code UNLOCK}) or refused with EAGAIN, as a {@link FlockReq}; with {@code test}
+   * nothing changes and the answer is the first lock of another owner that would refuse it, or
+   * {@code UNLOCK}. {@code pid}: the locking process, which a test from the same client is told.
+   * {@code reclaim} as for a {@link FlockReq}; the same renewals ({@link LockRenewReq}) keep them.
+   * flock and record locks do not conflict with each other, as on Linux.
+   */
+  @Wire(127)
+  record RecordLockReq(Handle handle, long client, long owner, int type, long start, long end, int pid, boolean test,
+      boolean reclaim) implements MetaOp, Req<RecordLockResp> {
+    public RecordLockReq {
+      Objects.requireNonNull(handle, "handle");
+      org.flowfs.common.RecordLocks.check(type, start, end);
+    }
+  }
+
+  /**
+   * The answer to a {@link RecordLockReq}: {@code type} {@code UNLOCK} when nothing conflicts (a
+   * lock is granted), else the conflicting lock's type, range and process ({@code pid} 0 for one of
+   * another client's). {@code termNanos}: what {@link LockRenewResp} says.
+   */
+  @Wire(128)
+  record RecordLockResp(int type, long start, long end, int pid, long termNanos) implements MetaOp {}
+
+  /**
    * A client that holds locks says it is alive. {@code known} false: the metadata server holds no
    * lock of this client (it restarted, or the client was silent for longer than the term), so
    * the client claims its locks again ({@link FlockReq#reclaim()}). {@code termNanos}: {@code

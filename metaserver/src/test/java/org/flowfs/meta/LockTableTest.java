@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** flock(2)'s rules between owners of different clients, the term, and the claims after a restart. */
-class FlockTableTest {
+class LockTableTest {
   private static final long TERM = 1_000;
   private static final Handle F = Handle.of(0, 7);
   private static final Handle G = Handle.of(0, 8);
@@ -33,7 +33,7 @@ class FlockTableTest {
 
   @Test
   void sharedWithShared_exclusiveAlone_conversionAndUnlock() {
-    FlockTable t = new FlockTable(TERM, null, counters, 0);
+    LockTable t = new LockTable(TERM, null, counters, 0);
     t.lock(req(F, 1, 10, FlockReq.SHARED), 0);
     t.lock(req(F, 2, 10, FlockReq.SHARED), 0); // same owner id, another client: another owner
     assertEquals(2, t.holders(F));
@@ -53,7 +53,7 @@ class FlockTableTest {
 
   @Test
   void aClientNotHeardFromForATerm_losesItsLocks_othersKeepTheirs() {
-    FlockTable t = new FlockTable(TERM, null, counters, 0);
+    LockTable t = new LockTable(TERM, null, counters, 0);
     t.lock(req(F, 1, 10, FlockReq.EXCLUSIVE), 0);
     t.lock(req(G, 2, 10, FlockReq.SHARED), 0);
     assertTrue(t.renew(2, 900));
@@ -67,13 +67,13 @@ class FlockTableTest {
 
   @Test
   void afterARestartWithLocksHeld_onlyClaimsAreGranted_forATerm(@TempDir Path dir) {
-    Path marker = dir.resolve(FlockTable.MARKER);
-    FlockTable before = new FlockTable(TERM, marker, counters, 0);
+    Path marker = dir.resolve(LockTable.MARKER);
+    LockTable before = new LockTable(TERM, marker, counters, 0);
     assertFalse(before.inGrace(0), "no marker: no locks were held");
     before.lock(req(F, 1, 10, FlockReq.EXCLUSIVE), 0);
     assertTrue(Files.exists(marker));
     // the server stops with the lock held, and starts again
-    FlockTable after = new FlockTable(TERM, marker, counters, 5_000);
+    LockTable after = new LockTable(TERM, marker, counters, 5_000);
     assertTrue(after.inGrace(5_000));
     assertEquals(Errno.EAGAIN, refused(() -> after.lock(req(F, 2, 10, FlockReq.EXCLUSIVE), 5_000)));
     assertEquals(Errno.EAGAIN, refused(() -> after.lock(req(G, 2, 10, FlockReq.SHARED), 5_000)), "not even a free file");

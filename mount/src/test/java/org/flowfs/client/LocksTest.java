@@ -20,12 +20,12 @@ import org.flowfs.common.wire.Req;
 import org.junit.jupiter.api.Test;
 
 /** The client's side of flock: what it asks the metadata server (a scripted one here) and when. */
-class FlocksTest {
+class LocksTest {
   private static final Handle F = Handle.of(0, 5);
   private static final long TERM = 30_000_000; // 30 ms: renewals every 10 ms
 
   /** Grants, or refuses with EAGAIN while {@code busy}; fails every call while {@code down}. */
-  private static final class Server implements Flocks.Meta {
+  private static final class Server implements Locks.Meta {
     final List<Object> asked = new CopyOnWriteArrayList<>();
     final AtomicBoolean busy = new AtomicBoolean();
     final AtomicBoolean down = new AtomicBoolean();
@@ -64,7 +64,7 @@ class FlocksTest {
   @Test
   void aNonBlockingConflict_isEagain_aBlockingOneWaitsUntilGranted_orInterrupted() throws Exception {
     Server s = new Server();
-    try (Flocks f = new Flocks(s, new Counters())) {
+    try (Locks f = new Locks(s, new Counters())) {
       s.busy.set(true);
       assertEquals(Errno.EAGAIN, assertThrows(FsException.class,
           () -> f.lock(1, F, 10, FlockReq.EXCLUSIVE, false, () -> false)).errno());
@@ -83,22 +83,22 @@ class FlocksTest {
       f.lock(1, F, 10, FlockReq.EXCLUSIVE, true, () -> false); // returns once granted
       freer.join();
       f.released(1);
-      assertEquals(1, s.count(FlocksTest::unlock));
+      assertEquals(1, s.count(LocksTest::unlock));
       f.released(1); // nothing held through it any more: nothing asked
-      assertEquals(1, s.count(FlocksTest::unlock));
+      assertEquals(1, s.count(LocksTest::unlock));
     }
   }
 
   @Test
   void aReleaseTheServerMissed_isSentAgainWithTheRenewals_andLocksItForgotAreClaimed() throws Exception {
     Server s = new Server();
-    try (Flocks f = new Flocks(s, new Counters())) {
+    try (Locks f = new Locks(s, new Counters())) {
       f.lock(1, F, 10, FlockReq.SHARED, false, () -> false);
       f.lock(2, F, 11, FlockReq.SHARED, false, () -> false);
       s.down.set(true);
       f.released(1); // no answer: not an error for the close
       s.down.set(false);
-      await(() -> s.count(FlocksTest::unlock) == 1);
+      await(() -> s.count(LocksTest::unlock) == 1);
       // the server restarted: the renewal finds this client unknown, and the lock still held is claimed
       s.knows.set(false);
       await(() -> s.count(o -> o instanceof FlockReq q && q.reclaim()) == 1);
