@@ -12,14 +12,17 @@ import org.flowfs.common.Counters;
 import org.flowfs.common.Errno;
 import org.flowfs.common.FsException;
 import org.flowfs.common.Handle;
+import org.flowfs.common.RecordLocks;
 import org.flowfs.common.wire.Message;
 import org.flowfs.common.wire.MetaOp.FlockReq;
 import org.flowfs.common.wire.MetaOp.LockRenewReq;
 import org.flowfs.common.wire.MetaOp.LockRenewResp;
+import org.flowfs.common.wire.MetaOp.RecordLockReq;
+import org.flowfs.common.wire.MetaOp.RecordLockResp;
 import org.flowfs.common.wire.Req;
 import org.junit.jupiter.api.Test;
 
-/** The client's side of flock: what it asks the metadata server (a scripted one here) and when. */
+/** The client's side of flock and record locks: what it asks the metadata server (a scripted one here) and when. */
 class LocksTest {
   private static final Handle F = Handle.of(0, 5);
   private static final long TERM = 30_000_000; // 30 ms: renewals every 10 ms
@@ -40,6 +43,12 @@ class LocksTest {
       asked.add(req);
       if (req instanceof FlockReq q && q.op() != FlockReq.UNLOCK && busy.get() && !q.reclaim()) {
         throw new FsException(Errno.EAGAIN, "locked by another");
+      }
+      if (req instanceof RecordLockReq q) {
+        if (q.type() != RecordLocks.UNLOCK && busy.get() && !q.reclaim() && !q.test()) {
+          throw new FsException(Errno.EAGAIN, "locked by another");
+        }
+        return (R) new RecordLockResp(RecordLocks.UNLOCK, 0, 0, 0, TERM);
       }
       boolean known = !(req instanceof LockRenewReq) || knows.getAndSet(true);
       return (R) new LockRenewResp(known, TERM);
@@ -104,6 +113,37 @@ class LocksTest {
       await(() -> s.count(o -> o instanceof FlockReq q && q.reclaim()) == 1);
       FlockReq claim = (FlockReq) s.asked.stream().filter(o -> o instanceof FlockReq q && q.reclaim()).findFirst().get();
       assertEquals(11, claim.owner());
+    }
+  }
+
+  private static boolean recordUnlock(Object o) {
+    return o instanceof RecordLockReq q && q.type() == RecordLocks.UNLOCK;
+  }
+
+  @Test
+  void recordLocks_anUnlockOfNothingHeldAsksNothing_theOpenReleasesTheRest_andClaimsAreRanges() throws Exception {
+    Server s = new Server();
+    try (Locks f = new Locks(s, new Counters())) {
+      f.recordLock(1, F, 20, RecordLocks.UNLOCK, 0, RecordLocks.EOF, 0, false, () -> false); // libfuse at a FLUSH
+      assertEquals(0, s.asked.size(), "no lock held: no call");
+      f.recordLock(1, F, 20, RecordLocks.WRITE, 0, 99, 7, false, () -> false);
+      f.recordLock(1, F, 20, RecordLocks.READ, 200, RecordLocks.EOF, 7, false, () -> false);
+      assertTrue(f.holdsRecordLocks());
+      f.recordLock(1, F, 20, RecordLocks.UNLOCK, 100, 199, 0, false, () -> false);
+      assertEquals(0, s.count(LocksTest::recordUnlock), "nothing held between them: no call");
+      s.busy.set(true);
+      assertEquals(Errno.EAGAIN, assertThrows(FsException.class,
+          () -> f.recordLock(1, F, 21, RecordLocks.WRITE, 0, 0, 8, false, () -> false)).errno());
+      s.busy.set(false);
+      // the server restarted: both ranges are claimed, each as held
+      s.knows.set(false);
+      await(() -> s.count(o -> o instanceof RecordLockReq q && q.reclaim()) == 2);
+      assertEquals(List.of("2 0 99", "1 200 " + RecordLocks.EOF), s.asked.stream()
+          .filter(o -> o instanceof RecordLockReq q && q.reclaim())
+          .map(o -> (RecordLockReq) o).map(q -> q.type() + " " + q.start() + " " + q.end()).toList());
+      f.released(1);
+      assertEquals(1, s.count(LocksTest::recordUnlock), "the open's release unlocks its owner's ranges at once");
+      assertTrue(!f.holdsRecordLocks());
     }
   }
 }

@@ -245,6 +245,8 @@ class AuthTest {
         () -> new ListxattrReq(fileH),
         () -> new org.flowfs.common.wire.MetaOp.FlockReq(fileH, 1, 1, org.flowfs.common.wire.MetaOp.FlockReq.EXCLUSIVE, false),
         () -> new org.flowfs.common.wire.MetaOp.LockRenewReq(1),
+        () -> new org.flowfs.common.wire.MetaOp.RecordLockReq(fileH, 1, 1, org.flowfs.common.RecordLocks.WRITE, 0,
+            org.flowfs.common.RecordLocks.EOF, 1, false, false),
         MetaStatfsReq::new)));
     for (int i = 0; i < c.ioServers().size(); i++) {
       int server = i;
